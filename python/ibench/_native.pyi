@@ -1,0 +1,58 @@
+"""Type stubs for the native module (checked by mypy's stubtest)."""
+
+from typing import Literal
+
+import pyarrow as pa
+
+__version__: str
+build_profile: Literal["debug", "release"]
+
+class Error(Exception):
+    """Base class of every error ibench raises."""
+
+class ConfigError(Error):
+    """A parameter is out of range or inconsistent."""
+
+class IoError(Error):
+    """Reading or writing a file failed."""
+
+class FormatError(Error):
+    """Arrow or Parquet rejected data or a file."""
+
+KeyKind = Literal["sequential", "uniform", "unique", "zipfian", "latest"]
+
+def cli_main(argv: list[str]) -> int: ...
+def keys(
+    kind: KeyKind | str,
+    count: int,
+    *,
+    space: int | None = None,
+    seed: int = 0,
+    offset: int = 0,
+    key_size: int | None = None,
+    theta: float = 0.99,
+    table: int = 0,
+    threads: int | None = None,
+) -> pa.UInt64Array | pa.FixedSizeBinaryArray: ...
+def values(
+    count: int,
+    *,
+    length: int | tuple[int, int] = 100,
+    ratio: float = 0.5,
+    seed: int = 0,
+    offset: int = 0,
+    text: bool = False,
+    table: int = 0,
+    threads: int | None = None,
+) -> pa.BinaryArray | pa.StringArray: ...
+def rows(
+    count: int,
+    *,
+    table: int = 0,
+    start: int = 0,
+    seed: int = 0,
+    data_length: int | tuple[int, int] = (10, 20),
+    ratio: float = 0.5,
+    rows_per_second: int = 1000,
+    threads: int | None = None,
+) -> pa.RecordBatch: ...

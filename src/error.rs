@@ -1,0 +1,66 @@
+//! The crate's one error type.
+//!
+//! Every variant names the input that caused it, so a message can be shown to a
+//! user as it is. The Python bindings map each variant to an `ibench.Error`
+//! subclass in one place (`python/errors.rs`).
+
+use std::path::PathBuf;
+
+/// Result with the crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in ibench.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A parameter is out of range or inconsistent; `name` is the parameter as
+    /// the user spelled it (`key_size`, `ratio`, `length`, ...).
+    #[error("invalid {name}: {message}")]
+    Config {
+        /// The parameter's name.
+        name: String,
+        /// What is wrong and, where it helps, how to fix it.
+        message: String,
+    },
+    /// Reading or writing a file failed.
+    #[error("{action} {path}: {source}")]
+    Io {
+        /// What was being done ("cannot create", "cannot write").
+        action: &'static str,
+        /// The file or directory.
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Arrow or Parquet rejected data or a file.
+    #[error("{context}: {message}")]
+    Format {
+        /// What was being done.
+        context: String,
+        /// The library's message.
+        message: String,
+    },
+}
+
+impl Error {
+    /// A [`Error::Config`] for parameter `name`.
+    ///
+    /// ```
+    /// let e = ibench::Error::config("key_size", "must be at least 8, got 4");
+    /// assert_eq!(e.to_string(), "invalid key_size: must be at least 8, got 4");
+    /// ```
+    pub fn config(name: impl Into<String>, message: impl Into<String>) -> Self {
+        Error::Config {
+            name: name.into(),
+            message: message.into(),
+        }
+    }
+
+    /// A [`Error::Format`] while doing `context`.
+    pub fn format(context: impl Into<String>, message: impl std::fmt::Display) -> Self {
+        Error::Format {
+            context: context.into(),
+            message: message.to_string(),
+        }
+    }
+}

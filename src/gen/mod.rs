@@ -1,0 +1,24 @@
+//! Deterministic generators: what a workload's keys, values, rows and query
+//! parameters are. Pure functions of `(seed, table, stream, index)`: no I/O,
+//! no clocks, nothing that knows about a database.
+
+mod keys;
+mod parallel;
+mod permutation;
+mod query;
+mod rows;
+mod stream;
+mod values;
+mod window;
+mod zipf;
+
+pub use keys::{check_key_size, encode_key, encode_keys, KeyGen, KeyKind, KeySpec};
+pub use parallel::{par_fill, try_vec, CHUNK};
+pub use permutation::Permutation;
+pub use query::{PointQueries, RangeQueries, RangeQuery, SecondaryIndex, POINT_KEYS};
+pub use rows::{Domains, Row, RowGen, RowSpec, Rows, EPOCH_MICROS};
+pub use stream::{Purpose, Stream, StreamRng, BLOCK};
+pub use values::{
+    Alphabet, Compressible, Length, ValueGen, ValueSpec, Values, MAX_LENGTH, TEXT_ALPHABET,
+};
+pub use window::Window;

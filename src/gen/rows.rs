@@ -1,0 +1,326 @@
+//! Insert Benchmark rows.
+//!
+//! Row `k` of table `t` is a pure function of `(seed, t, k)`: `transactionid`
+//! is `k` itself (the table's head counter), `dateandtime` advances with `k`
+//! like a clock, the four integer columns are uniform in their domains, and
+//! `data` is printable text of length uniform in `[data_min, data_max]`,
+//! compressible to `ratio`. So a row stored under key `k` can be regenerated
+//! and checked.
+
+use super::parallel::{par_fill, split_var, try_vec, CHUNK};
+use super::stream::{below, block_spans, Purpose, Stream, StreamRng, BLOCK};
+use super::values::{offsets_from_lengths, Alphabet, Compressible, Length};
+use crate::error::{Error, Result};
+use rayon::prelude::*;
+
+/// `dateandtime` of row 0: 2025-01-01T00:00:00, in microseconds since the Unix epoch.
+pub const EPOCH_MICROS: i64 = 1_735_689_600_000_000;
+
+/// The value domains of the integer columns (reference.md §1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Domains {
+    /// `cashregisterid` is in `[0, cashregisters)`.
+    pub cashregisters: u32,
+    /// `customerid` is in `[0, customers)`.
+    pub customers: u32,
+    /// `productid` is in `[0, products)`.
+    pub products: u32,
+    /// `price` is in `[0, prices)`.
+    pub prices: u32,
+}
+
+impl Default for Domains {
+    fn default() -> Self {
+        Domains {
+            cashregisters: 1000,
+            customers: 100_000,
+            products: 10_000,
+            prices: 500,
+        }
+    }
+}
+
+/// What rows to generate.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RowSpec {
+    /// The run's seed.
+    pub seed: u64,
+    /// The table number (each table has its own streams).
+    pub table: u64,
+    /// Length of `data`; the published runs use 10..=20.
+    pub data_length: Length,
+    /// Compressed/raw ratio of `data`, in (0, 1].
+    pub ratio: f64,
+    /// How many consecutive keys share one `dateandtime` second.
+    pub rows_per_second: u64,
+    /// Domains of the integer columns.
+    pub domains: Domains,
+}
+
+impl Default for RowSpec {
+    fn default() -> Self {
+        RowSpec {
+            seed: 0,
+            table: 0,
+            data_length: Length::Uniform { min: 10, max: 20 },
+            ratio: 0.5,
+            rows_per_second: 1000,
+            domains: Domains::default(),
+        }
+    }
+}
+
+/// One row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Row {
+    /// The primary key.
+    pub transactionid: i64,
+    /// Microseconds since the Unix epoch, whole seconds.
+    pub dateandtime: i64,
+    /// In `[0, cashregisters)`.
+    pub cashregisterid: i32,
+    /// In `[0, customers)`.
+    pub customerid: i32,
+    /// In `[0, products)`.
+    pub productid: i32,
+    /// In `[0, prices)`.
+    pub price: i32,
+    /// Printable ASCII.
+    pub data: String,
+}
+
+/// A batch of rows, column by column (Arrow's layout).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Rows {
+    /// Primary keys.
+    pub transactionid: Vec<i64>,
+    /// Microseconds since the Unix epoch.
+    pub dateandtime: Vec<i64>,
+    /// Cash register ids.
+    pub cashregisterid: Vec<i32>,
+    /// Customer ids.
+    pub customerid: Vec<i32>,
+    /// Product ids.
+    pub productid: Vec<i32>,
+    /// Prices.
+    pub price: Vec<i32>,
+    /// `count + 1` offsets into `data`.
+    pub data_offsets: Vec<i32>,
+    /// The `data` strings back to back (ASCII).
+    pub data: Vec<u8>,
+}
+
+impl Rows {
+    /// The number of rows.
+    pub fn len(&self) -> usize {
+        self.transactionid.len()
+    }
+
+    /// True when there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.transactionid.is_empty()
+    }
+
+    /// Row `i` of the batch.
+    pub fn row(&self, i: usize) -> Row {
+        let data = &self.data[self.data_offsets[i] as usize..self.data_offsets[i + 1] as usize];
+        Row {
+            transactionid: self.transactionid[i],
+            dateandtime: self.dateandtime[i],
+            cashregisterid: self.cashregisterid[i],
+            customerid: self.customerid[i],
+            productid: self.productid[i],
+            price: self.price[i],
+            data: String::from_utf8(data.to_vec()).expect("data is ASCII"),
+        }
+    }
+}
+
+/// Mutable views of one chunk of the drawn columns.
+struct Drawn<'a> {
+    cashregisterid: &'a mut [i32],
+    customerid: &'a mut [i32],
+    productid: &'a mut [i32],
+    price: &'a mut [i32],
+}
+
+/// A validated row generator.
+///
+/// ```
+/// use ibench::gen::{RowGen, RowSpec};
+/// let generator = RowGen::new(&RowSpec::default())?;
+/// let rows = generator.generate(500, 3)?;
+/// assert_eq!(rows.transactionid, vec![500, 501, 502]);
+/// assert_eq!(rows.row(1), generator.row(501));
+/// # Ok::<(), ibench::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct RowGen {
+    spec: RowSpec,
+    content: Compressible,
+    fields: Stream,
+    lengths: Stream,
+}
+
+impl RowGen {
+    /// Checks `spec` and prepares the generator.
+    pub fn new(spec: &RowSpec) -> Result<Self> {
+        spec.data_length.check("data_length")?;
+        if spec.rows_per_second == 0 {
+            return Err(Error::config("rows_per_second", "must be at least 1"));
+        }
+        let d = spec.domains;
+        for (name, n) in [
+            ("cashregisters", d.cashregisters),
+            ("customers", d.customers),
+            ("products", d.products),
+            ("prices", d.prices),
+        ] {
+            if n == 0 || n > i32::MAX as u32 {
+                return Err(Error::config(
+                    name,
+                    format!("must be in [1, {}], got {n}", i32::MAX),
+                ));
+            }
+        }
+        Ok(RowGen {
+            spec: spec.clone(),
+            content: Compressible::new(spec.ratio, Alphabet::Text, "ratio")?,
+            fields: Stream::new(spec.seed, spec.table, Purpose::Row),
+            lengths: Stream::new(spec.seed, spec.table, Purpose::RowDataLength),
+        })
+    }
+
+    /// The spec this generator was made from.
+    pub fn spec(&self) -> &RowSpec {
+        &self.spec
+    }
+
+    /// `dateandtime` of row `k`.
+    #[inline]
+    pub fn dateandtime(&self, k: u64) -> i64 {
+        EPOCH_MICROS + (k / self.spec.rows_per_second) as i64 * 1_000_000
+    }
+
+    #[inline]
+    fn draw_fields(&self, rng: &mut StreamRng) -> [i32; 4] {
+        let d = &self.spec.domains;
+        [d.cashregisters, d.customers, d.products, d.prices].map(|n| below(rng, n as u64) as i32)
+    }
+
+    fn fill_drawn(&self, start: u64, lens: &[u32], data: &mut [u8], out: Drawn<'_>) {
+        let mut pos = 0;
+        let mut skipped = Vec::new();
+        for span in block_spans(start, lens.len()) {
+            let mut rng = self.fields.block_rng(span.block);
+            if span.skip > 0 {
+                skipped.resize(span.skip, 0);
+                self.spec
+                    .data_length
+                    .fill(&self.lengths, span.block * BLOCK, &mut skipped);
+                for &len in &skipped {
+                    self.draw_fields(&mut rng);
+                    self.content.skip(&mut rng, len as usize);
+                }
+            }
+            for i in span.out {
+                let [cash, cust, prod, price] = self.draw_fields(&mut rng);
+                out.cashregisterid[i] = cash;
+                out.customerid[i] = cust;
+                out.productid[i] = prod;
+                out.price[i] = price;
+                let end = pos + lens[i] as usize;
+                self.content.fill(&mut rng, &mut data[pos..end]);
+                pos = end;
+            }
+        }
+    }
+
+    /// Rows with keys `start..start + count`, generated in parallel on the
+    /// current rayon pool.
+    pub fn generate(&self, start: u64, count: usize) -> Result<Rows> {
+        match start.checked_add(count as u64) {
+            Some(end) if end <= i64::MAX as u64 => {}
+            _ => {
+                return Err(Error::config(
+                    "count",
+                    format!(
+                        "start {start} + count {count} exceeds the largest BIGINT key {}",
+                        i64::MAX
+                    ),
+                ));
+            }
+        }
+        let mut lengths = try_vec::<u32>(count, "count")?;
+        par_fill(start, &mut lengths, |s, c| {
+            self.spec.data_length.fill(&self.lengths, s, c)
+        });
+        let data_offsets = offsets_from_lengths(&lengths, "count")?;
+        let mut rows = Rows {
+            transactionid: try_vec(count, "count")?,
+            dateandtime: try_vec(count, "count")?,
+            cashregisterid: try_vec(count, "count")?,
+            customerid: try_vec(count, "count")?,
+            productid: try_vec(count, "count")?,
+            price: try_vec(count, "count")?,
+            data: try_vec(*data_offsets.last().unwrap_or(&0) as usize, "count")?,
+            data_offsets,
+        };
+        par_fill(start, &mut rows.transactionid, |s, c| {
+            c.iter_mut()
+                .enumerate()
+                .for_each(|(i, v)| *v = (s + i as u64) as i64)
+        });
+        par_fill(start, &mut rows.dateandtime, |s, c| {
+            c.iter_mut()
+                .enumerate()
+                .for_each(|(i, v)| *v = self.dateandtime(s + i as u64))
+        });
+        let pieces = split_var(&lengths, &rows.data_offsets, &mut rows.data);
+        (
+            rows.cashregisterid.par_chunks_mut(CHUNK),
+            rows.customerid.par_chunks_mut(CHUNK),
+            rows.productid.par_chunks_mut(CHUNK),
+            rows.price.par_chunks_mut(CHUNK),
+        )
+            .into_par_iter()
+            .zip(pieces)
+            .for_each(
+                |((cashregisterid, customerid, productid, price), (first, lens, data))| {
+                    let drawn = Drawn {
+                        cashregisterid,
+                        customerid,
+                        productid,
+                        price,
+                    };
+                    self.fill_drawn(start + first as u64, lens, data, drawn);
+                },
+            );
+        Ok(rows)
+    }
+
+    /// Row `k` alone (as stored under primary key `k`).
+    pub fn row(&self, k: u64) -> Row {
+        let mut len = [0u32];
+        self.spec.data_length.fill(&self.lengths, k, &mut len);
+        let mut data = vec![0u8; len[0] as usize];
+        let mut f = [[0i32; 1]; 4];
+        let [a, b, c, d] = &mut f;
+        let drawn = Drawn {
+            cashregisterid: a,
+            customerid: b,
+            productid: c,
+            price: d,
+        };
+        self.fill_drawn(k, &len, &mut data, drawn);
+        Row {
+            transactionid: k as i64,
+            dateandtime: self.dateandtime(k),
+            cashregisterid: f[0][0],
+            customerid: f[1][0],
+            productid: f[2][0],
+            price: f[3][0],
+            data: String::from_utf8(data).expect("data is ASCII"),
+        }
+    }
+}

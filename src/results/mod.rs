@@ -1,0 +1,9 @@
+//! Arrow schemas, record batches, and Parquet files.
+
+mod generated;
+mod parquet_file;
+
+pub use generated::{
+    binary_array, encoded_keys_array, keys_array, rows_batch, rows_schema, text_array,
+};
+pub use parquet_file::ParquetFile;
