@@ -3,7 +3,7 @@
 //! Every kind maps a draw index to a key in `[0, space)`; draws with the same
 //! `(seed, table, index)` give the same key whatever the batch or thread count.
 
-use super::parallel::{par_fill, try_vec, CHUNK};
+use super::parallel::{par_fill, try_resize, try_vec, CHUNK};
 use super::permutation::Permutation;
 use super::stream::{below, block_spans, Purpose, Stream, StreamRng};
 use super::zipf::ZipfRanks;
@@ -254,10 +254,17 @@ impl KeyGen {
 
     /// Keys `start..start + count`, generated in parallel on the current rayon pool.
     pub fn generate(&self, start: u64, count: usize) -> Result<Vec<u64>> {
-        self.check_range(start, count as u64)?;
-        let mut out = try_vec::<u64>(count, "count")?;
-        par_fill(start, &mut out, |s, chunk| self.fill(s, chunk));
+        let mut out = Vec::new();
+        self.generate_into(start, count, &mut out)?;
         Ok(out)
+    }
+
+    /// Like [`KeyGen::generate`], reusing the memory of `out`.
+    pub fn generate_into(&self, start: u64, count: usize, out: &mut Vec<u64>) -> Result<()> {
+        self.check_range(start, count as u64)?;
+        try_resize(out, count, "count")?;
+        par_fill(start, out, |s, chunk| self.fill(s, chunk));
+        Ok(())
     }
 
     /// Key number `index` alone.

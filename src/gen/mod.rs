@@ -13,7 +13,7 @@ mod window;
 mod zipf;
 
 pub use keys::{check_key_size, encode_key, encode_keys, KeyGen, KeyKind, KeySpec};
-pub use parallel::{par_fill, try_vec, CHUNK};
+pub use parallel::{par_fill, try_resize, try_vec, CHUNK};
 pub use permutation::Permutation;
 pub use query::{PointQueries, RangeQueries, RangeQuery, SecondaryIndex, POINT_KEYS};
 pub use rows::{Domains, Row, RowGen, RowSpec, Rows, EPOCH_MICROS};

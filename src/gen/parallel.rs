@@ -24,22 +24,19 @@ pub fn par_fill<T: Send>(start: u64, out: &mut [T], fill: impl Fn(u64, &mut [T])
 }
 
 /// Splits variable-length output into per-chunk pieces: for each chunk of
-/// [`CHUNK`] elements, its first element index, its element lengths, and the
-/// part of `bytes` that holds them (given by the prefix-summed `offsets`,
-/// `offsets.len() == lengths.len() + 1`, relative to `bytes`).
-pub fn split_var<'a, L>(
-    lengths: &'a [L],
-    offsets: &[i32],
-    mut bytes: &'a mut [u8],
-) -> Vec<(usize, &'a [L], &'a mut [u8])> {
-    let mut pieces = Vec::with_capacity(lengths.len().div_ceil(CHUNK));
+/// [`CHUNK`] elements, its first element index, its `CHUNK + 1` offsets (into
+/// `bytes`, not rebased), and the part of `bytes` that holds its elements.
+pub fn split_var<'a>(offsets: &'a [i32], mut bytes: &'a mut [u8]) -> Vec<(usize, &'a [i32], &'a mut [u8])> {
+    let count = offsets.len().saturating_sub(1);
+    let mut pieces = Vec::with_capacity(count.div_ceil(CHUNK));
     let mut first = 0;
-    for lens in lengths.chunks(CHUNK) {
-        let size = (offsets[first + lens.len()] - offsets[first]) as usize;
+    while first < count {
+        let last = (first + CHUNK).min(count);
+        let size = (offsets[last] - offsets[first]) as usize;
         let (head, tail) = bytes.split_at_mut(size);
-        pieces.push((first, lens, head));
+        pieces.push((first, &offsets[first..=last], head));
         bytes = tail;
-        first += lens.len();
+        first = last;
     }
     pieces
 }
@@ -49,6 +46,13 @@ pub fn split_var<'a, L>(
 /// take the interpreter down).
 pub fn try_vec<T: Clone + Default>(n: usize, name: &str) -> crate::Result<Vec<T>> {
     let mut v = Vec::new();
+    try_resize(&mut v, n, name)?;
+    Ok(v)
+}
+
+/// Resizes `v` to `n` default elements, reusing its memory, or fails like [`try_vec`].
+pub fn try_resize<T: Clone + Default>(v: &mut Vec<T>, n: usize, name: &str) -> crate::Result<()> {
+    v.clear();
     v.try_reserve_exact(n).map_err(|_| {
         crate::Error::config(
             name,
@@ -59,5 +63,5 @@ pub fn try_vec<T: Clone + Default>(n: usize, name: &str) -> crate::Result<Vec<T>
         )
     })?;
     v.resize(n, T::default());
-    Ok(v)
+    Ok(())
 }

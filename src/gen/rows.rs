@@ -7,9 +7,9 @@
 //! compressible to `ratio`. So a row stored under key `k` can be regenerated
 //! and checked.
 
-use super::parallel::{par_fill, split_var, try_vec, CHUNK};
-use super::stream::{below, block_spans, Purpose, Stream, StreamRng, BLOCK};
-use super::values::{offsets_from_lengths, Alphabet, Compressible, Length};
+use super::parallel::{par_fill, split_var, try_resize, CHUNK};
+use super::stream::{block_spans, Halves, Purpose, Stream, StreamRng, BLOCK};
+use super::values::{fill_offsets, Alphabet, Compressible, Length};
 use crate::error::{Error, Result};
 use rayon::prelude::*;
 
@@ -205,19 +205,23 @@ impl RowGen {
     #[inline]
     fn draw_fields(&self, rng: &mut StreamRng) -> [i32; 4] {
         let d = &self.spec.domains;
-        [d.cashregisters, d.customers, d.products, d.prices].map(|n| below(rng, n as u64) as i32)
+        let mut h = Halves::new(rng);
+        [
+            h.below(d.cashregisters) as i32,
+            h.below(d.customers) as i32,
+            h.below(d.products) as i32,
+            h.below(d.prices) as i32,
+        ]
     }
 
-    fn fill_drawn(&self, start: u64, lens: &[u32], data: &mut [u8], out: Drawn<'_>) {
-        let mut pos = 0;
+    fn fill_drawn(&self, start: u64, offsets: &[i32], data: &mut [u8], out: Drawn<'_>) {
+        let base = offsets[0];
         let mut skipped = Vec::new();
-        for span in block_spans(start, lens.len()) {
+        for span in block_spans(start, offsets.len() - 1) {
             let mut rng = self.fields.block_rng(span.block);
             if span.skip > 0 {
                 skipped.resize(span.skip, 0);
-                self.spec
-                    .data_length
-                    .fill(&self.lengths, span.block * BLOCK, &mut skipped);
+                self.spec.data_length.fill(&self.lengths, span.block * BLOCK, &mut skipped);
                 for &len in &skipped {
                     self.draw_fields(&mut rng);
                     self.content.skip(&mut rng, len as usize);
@@ -229,9 +233,8 @@ impl RowGen {
                 out.customerid[i] = cust;
                 out.productid[i] = prod;
                 out.price[i] = price;
-                let end = pos + lens[i] as usize;
-                self.content.fill(&mut rng, &mut data[pos..end]);
-                pos = end;
+                let (a, b) = ((offsets[i] - base) as usize, (offsets[i + 1] - base) as usize);
+                self.content.fill(&mut rng, &mut data[a..b]);
             }
         }
     }
@@ -239,44 +242,36 @@ impl RowGen {
     /// Rows with keys `start..start + count`, generated in parallel on the
     /// current rayon pool.
     pub fn generate(&self, start: u64, count: usize) -> Result<Rows> {
+        let mut rows = Rows::default();
+        self.generate_into(start, count, &mut rows)?;
+        Ok(rows)
+    }
+
+    /// Like [`RowGen::generate`], reusing the memory of `rows` (a load loop
+    /// that reuses one batch never touches fresh pages).
+    pub fn generate_into(&self, start: u64, count: usize, rows: &mut Rows) -> Result<()> {
         match start.checked_add(count as u64) {
             Some(end) if end <= i64::MAX as u64 => {}
             _ => {
                 return Err(Error::config(
                     "count",
-                    format!(
-                        "start {start} + count {count} exceeds the largest BIGINT key {}",
-                        i64::MAX
-                    ),
+                    format!("start {start} + count {count} exceeds the largest BIGINT key {}", i64::MAX),
                 ));
             }
         }
-        let mut lengths = try_vec::<u32>(count, "count")?;
-        par_fill(start, &mut lengths, |s, c| {
-            self.spec.data_length.fill(&self.lengths, s, c)
-        });
-        let data_offsets = offsets_from_lengths(&lengths, "count")?;
-        let mut rows = Rows {
-            transactionid: try_vec(count, "count")?,
-            dateandtime: try_vec(count, "count")?,
-            cashregisterid: try_vec(count, "count")?,
-            customerid: try_vec(count, "count")?,
-            productid: try_vec(count, "count")?,
-            price: try_vec(count, "count")?,
-            data: try_vec(*data_offsets.last().unwrap_or(&0) as usize, "count")?,
-            data_offsets,
-        };
+        let total = fill_offsets(&self.spec.data_length, &self.lengths, start, count, &mut rows.data_offsets)?;
+        try_resize(&mut rows.data, total, "count")?;
+        for column in [&mut rows.transactionid, &mut rows.dateandtime] {
+            try_resize(column, count, "count")?;
+        }
+        for column in [&mut rows.cashregisterid, &mut rows.customerid, &mut rows.productid, &mut rows.price] {
+            try_resize(column, count, "count")?;
+        }
         par_fill(start, &mut rows.transactionid, |s, c| {
-            c.iter_mut()
-                .enumerate()
-                .for_each(|(i, v)| *v = (s + i as u64) as i64)
+            c.iter_mut().zip(s as i64..).for_each(|(v, k)| *v = k)
         });
-        par_fill(start, &mut rows.dateandtime, |s, c| {
-            c.iter_mut()
-                .enumerate()
-                .for_each(|(i, v)| *v = self.dateandtime(s + i as u64))
-        });
-        let pieces = split_var(&lengths, &rows.data_offsets, &mut rows.data);
+        par_fill(start, &mut rows.dateandtime, |s, c| self.fill_dateandtime(s, c));
+        let pieces = split_var(&rows.data_offsets, &mut rows.data);
         (
             rows.cashregisterid.par_chunks_mut(CHUNK),
             rows.customerid.par_chunks_mut(CHUNK),
@@ -285,23 +280,35 @@ impl RowGen {
         )
             .into_par_iter()
             .zip(pieces)
-            .for_each(
-                |((cashregisterid, customerid, productid, price), (first, lens, data))| {
-                    let drawn = Drawn {
-                        cashregisterid,
-                        customerid,
-                        productid,
-                        price,
-                    };
-                    self.fill_drawn(start + first as u64, lens, data, drawn);
-                },
-            );
-        Ok(rows)
+            .for_each(|((cashregisterid, customerid, productid, price), (first, offsets, data))| {
+                let drawn = Drawn {
+                    cashregisterid,
+                    customerid,
+                    productid,
+                    price,
+                };
+                self.fill_drawn(start + first as u64, offsets, data, drawn);
+            });
+        Ok(())
+    }
+
+    /// `dateandtime` of rows `start..`, stepping the clock instead of dividing per row.
+    fn fill_dateandtime(&self, start: u64, out: &mut [i64]) {
+        let per = self.spec.rows_per_second;
+        let (mut second, mut within) = (start / per, start % per);
+        for v in out {
+            *v = EPOCH_MICROS + second as i64 * 1_000_000;
+            within += 1;
+            if within == per {
+                within = 0;
+                second += 1;
+            }
+        }
     }
 
     /// Row `k` alone (as stored under primary key `k`).
     pub fn row(&self, k: u64) -> Row {
-        let mut len = [0u32];
+        let mut len = [0i32];
         self.spec.data_length.fill(&self.lengths, k, &mut len);
         let mut data = vec![0u8; len[0] as usize];
         let mut f = [[0i32; 1]; 4];
@@ -312,7 +319,7 @@ impl RowGen {
             productid: c,
             price: d,
         };
-        self.fill_drawn(k, &len, &mut data, drawn);
+        self.fill_drawn(k, &[0, len[0]], &mut data, drawn);
         Row {
             transactionid: k as i64,
             dateandtime: self.dateandtime(k),

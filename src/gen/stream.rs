@@ -111,6 +111,48 @@ pub fn below(rng: &mut StreamRng, n: u64) -> u64 {
     (m >> 64) as u64
 }
 
+/// Uniform integers below 32-bit bounds, two per random word.
+///
+/// Each `below` is exact (Lemire's method with rejection); a rejected draw
+/// takes the next half-word.
+pub struct Halves<'a> {
+    rng: &'a mut StreamRng,
+    spare: Option<u32>,
+}
+
+impl<'a> Halves<'a> {
+    /// Draws from `rng`; the unused half of the last word is dropped.
+    #[inline]
+    pub fn new(rng: &'a mut StreamRng) -> Self {
+        Halves { rng, spare: None }
+    }
+
+    #[inline]
+    fn next_u32(&mut self) -> u32 {
+        match self.spare.take() {
+            Some(h) => h,
+            None => {
+                let w = self.rng.next_u64();
+                self.spare = Some((w >> 32) as u32);
+                w as u32
+            }
+        }
+    }
+
+    /// A uniform integer in `[0, n)` (n > 0).
+    #[inline]
+    pub fn below(&mut self, n: u32) -> u32 {
+        let mut m = self.next_u32() as u64 * n as u64;
+        if (m as u32) < n {
+            let threshold = n.wrapping_neg() % n;
+            while (m as u32) < threshold {
+                m = self.next_u32() as u64 * n as u64;
+            }
+        }
+        (m >> 32) as u32
+    }
+}
+
 /// Fills `out` with random bytes: one `next_u64` per 8 bytes (little-endian),
 /// the last partial word truncated. Defined here, not by the rng crate, so the
 /// byte layout is part of ibench's determinism contract.

@@ -8,9 +8,10 @@
 //! byte, so entropy coders such as zstd compress them further than `ratio`:
 //! see docs/generators.md for measured ratios).
 
-use super::parallel::{par_fill, split_var, try_vec};
-use super::stream::{below, block_spans, fill_bytes, skip_bytes, Purpose, Stream, StreamRng};
+use super::parallel::{par_fill, split_var, try_resize};
+use super::stream::{below, block_spans, fill_bytes, skip_bytes, Purpose, Stream, StreamRng, BLOCK};
 use crate::error::{Error, Result};
+use rand_core::Rng;
 use rayon::prelude::*;
 
 /// The printable alphabet of text values: URL-safe base64 symbols.
@@ -64,10 +65,11 @@ impl Length {
         }
     }
 
-    /// Fills the lengths of elements `start..start + out.len()` from `stream`.
-    pub fn fill(&self, stream: &Stream, start: u64, out: &mut [u32]) {
+    /// Fills the lengths of elements `start..start + out.len()` from `stream`
+    /// (as `i32`, Arrow's offset type; lengths are checked to fit).
+    pub fn fill(&self, stream: &Stream, start: u64, out: &mut [i32]) {
         if let Length::Fixed(n) = *self {
-            out.fill(n);
+            out.fill(n as i32);
             return;
         }
         for span in block_spans(start, out.len()) {
@@ -76,7 +78,7 @@ impl Length {
                 self.draw(&mut rng);
             }
             for o in &mut out[span.out] {
-                *o = self.draw(&mut rng);
+                *o = self.draw(&mut rng) as i32;
             }
         }
     }
@@ -97,25 +99,40 @@ pub enum Alphabet {
 pub struct Compressible {
     ratio: f64,
     alphabet: Alphabet,
+    /// `random_len` of lengths up to [`SHORT`], precomputed: the Insert
+    /// Benchmark's 10..20-byte `data` would otherwise spend a sixth of its
+    /// time in float arithmetic.
+    short: [u8; SHORT + 1],
 }
+
+const SHORT: usize = 64;
 
 impl Compressible {
     /// Content compressible to `ratio` in (0, 1]; `name` names it in errors.
     pub fn new(ratio: f64, alphabet: Alphabet, name: &str) -> Result<Self> {
         if !(ratio > 0.0 && ratio <= 1.0) {
-            return Err(Error::config(
-                name,
-                format!("must be in (0, 1], got {ratio}"),
-            ));
+            return Err(Error::config(name, format!("must be in (0, 1], got {ratio}")));
         }
-        Ok(Compressible { ratio, alphabet })
+        let short = std::array::from_fn(|len| Self::ceil_ratio(len, ratio) as u8);
+        Ok(Compressible {
+            ratio,
+            alphabet,
+            short,
+        })
     }
 
-    /// The number of random bytes in a value of length `len`: ⌈len·ratio⌉
-    /// (the small slack keeps 100 × 0.07 from rounding up to 8).
+    /// ⌈len·ratio⌉, with a small slack that keeps 100 × 0.07 from rounding up to 8.
+    fn ceil_ratio(len: usize, ratio: f64) -> usize {
+        ((len as f64 * ratio - 1e-9).ceil().max(0.0) as usize).min(len)
+    }
+
+    /// The number of random bytes in a value of length `len`: ⌈len·ratio⌉.
     #[inline]
     pub fn random_len(&self, len: usize) -> usize {
-        ((len as f64 * self.ratio - 1e-9).ceil().max(0.0) as usize).min(len)
+        match self.short.get(len) {
+            Some(&m) => m as usize,
+            None => Self::ceil_ratio(len, self.ratio),
+        }
     }
 
     /// Writes one value into `out` (its length is `out.len()`).
@@ -125,11 +142,25 @@ impl Compressible {
         if m == 0 {
             return;
         }
-        fill_bytes(rng, &mut out[..m]);
-        if self.alphabet == Alphabet::Text {
-            for b in &mut out[..m] {
-                *b = TEXT_ALPHABET[(*b & 63) as usize];
+        match self.alphabet {
+            Alphabet::Binary => fill_bytes(rng, &mut out[..m]),
+            // The same words as fill_bytes, each byte mapped to a symbol by its
+            // low 6 bits, without a temporary.
+            Alphabet::Text => {
+                for chunk in out[..m].chunks_mut(8) {
+                    let w = rng.next_u64();
+                    for (j, b) in chunk.iter_mut().enumerate() {
+                        *b = TEXT_ALPHABET[((w >> (8 * j)) & 63) as usize];
+                    }
+                }
             }
+        }
+        if out.len() <= 64 {
+            // Short values (the Insert Benchmark's data): a byte loop beats memmove calls.
+            for i in m..out.len() {
+                out[i] = out[i - m];
+            }
+            return;
         }
         // Repeat the random prefix, doubling the copied span each time.
         let mut filled = m;
@@ -200,25 +231,31 @@ impl Values {
     }
 }
 
-/// Turns lengths into Arrow offsets, refusing more than 2 GiB in one array.
-pub(crate) fn offsets_from_lengths(lengths: &[u32], name: &str) -> Result<Vec<i32>> {
-    let mut offsets = Vec::with_capacity(lengths.len() + 1);
+/// Fills `offsets` (resized to `count + 1`) with the Arrow offsets of the
+/// variable-length elements `start..start + count` whose lengths `length`
+/// draws from `stream`; refuses more than 2 GiB in one array. Returns the total.
+pub(crate) fn fill_offsets(
+    length: &Length,
+    stream: &Stream,
+    start: u64,
+    count: usize,
+    offsets: &mut Vec<i32>,
+) -> Result<usize> {
+    try_resize(offsets, count + 1, "count")?;
+    // Lengths first (in parallel), then an in-place prefix sum.
+    par_fill(start, &mut offsets[1..], |s, chunk| length.fill(stream, s, chunk));
     let mut total: u64 = 0;
-    offsets.push(0);
-    for &len in lengths {
-        total += len as u64;
+    for o in &mut offsets[1..] {
+        total += *o as u64;
         if total > i32::MAX as u64 {
             return Err(Error::config(
-                name,
-                format!(
-                    "{} values exceed 2 GiB in one array (Arrow's 32-bit offsets); generate them in batches with offset",
-                    lengths.len()
-                ),
+                "count",
+                format!("{count} values exceed 2 GiB in one array (Arrow's 32-bit offsets); generate them in batches"),
             ));
         }
-        offsets.push(total as i32);
+        *o = total as i32;
     }
-    Ok(offsets)
+    Ok(total as usize)
 }
 
 /// A validated value generator.
@@ -252,56 +289,58 @@ impl ValueGen {
     }
 
     /// Lengths of values `start..start + out.len()`.
-    pub fn lengths(&self, start: u64, out: &mut [u32]) {
+    pub fn lengths(&self, start: u64, out: &mut [i32]) {
         self.length.fill(&self.lengths, start, out);
     }
 
-    /// Writes values `start..start + lengths.len()` back to back into `out`
-    /// (`out.len()` is the sum of `lengths`), on this thread.
-    pub fn fill(&self, start: u64, lengths: &[u32], out: &mut [u8]) {
-        let mut pos = 0;
+    /// Writes values `start..start + offsets.len() - 1` into `out`, value `i`
+    /// at `offsets[i] - offsets[0]`, on this thread.
+    pub fn fill(&self, start: u64, offsets: &[i32], out: &mut [u8]) {
+        let base = offsets[0];
         let mut skipped = Vec::new();
-        for span in block_spans(start, lengths.len()) {
+        for span in block_spans(start, offsets.len() - 1) {
             let mut rng = self.bytes.block_rng(span.block);
             if span.skip > 0 {
                 skipped.resize(span.skip, 0);
-                self.lengths(span.block * super::stream::BLOCK, &mut skipped);
+                self.lengths(span.block * BLOCK, &mut skipped);
                 for &len in &skipped {
                     self.content.skip(&mut rng, len as usize);
                 }
             }
-            for &len in &lengths[span.out] {
-                let end = pos + len as usize;
-                self.content.fill(&mut rng, &mut out[pos..end]);
-                pos = end;
+            for i in span.out {
+                let (a, b) = ((offsets[i] - base) as usize, (offsets[i + 1] - base) as usize);
+                self.content.fill(&mut rng, &mut out[a..b]);
             }
         }
     }
 
     /// Values `start..start + count`, generated in parallel on the current rayon pool.
     pub fn generate(&self, start: u64, count: usize) -> Result<Values> {
+        let mut values = Values::default();
+        self.generate_into(start, count, &mut values)?;
+        Ok(values)
+    }
+
+    /// Like [`ValueGen::generate`], reusing the memory of `out` (a load loop
+    /// that reuses one batch never touches fresh pages).
+    pub fn generate_into(&self, start: u64, count: usize, out: &mut Values) -> Result<()> {
         start.checked_add(count as u64).ok_or_else(|| {
-            Error::config(
-                "count",
-                format!("offset {start} + count {count} overflows a 64-bit index"),
-            )
+            Error::config("count", format!("offset {start} + count {count} overflows a 64-bit index"))
         })?;
-        let mut lengths = try_vec::<u32>(count, "count")?;
-        par_fill(start, &mut lengths, |s, chunk| self.lengths(s, chunk));
-        let offsets = offsets_from_lengths(&lengths, "count")?;
-        let mut data = try_vec::<u8>(*offsets.last().unwrap_or(&0) as usize, "count")?;
-        split_var(&lengths, &offsets, &mut data)
+        let total = fill_offsets(&self.length, &self.lengths, start, count, &mut out.offsets)?;
+        try_resize(&mut out.data, total, "count")?;
+        split_var(&out.offsets, &mut out.data)
             .into_par_iter()
-            .for_each(|(first, lens, bytes)| self.fill(start + first as u64, lens, bytes));
-        Ok(Values { offsets, data })
+            .for_each(|(first, offsets, bytes)| self.fill(start + first as u64, offsets, bytes));
+        Ok(())
     }
 
     /// Value number `index` alone.
     pub fn value(&self, index: u64) -> Vec<u8> {
-        let mut len = [0u32];
+        let mut len = [0i32];
         self.lengths(index, &mut len);
         let mut out = vec![0u8; len[0] as usize];
-        self.fill(index, &len, &mut out);
+        self.fill(index, &[0, len[0]], &mut out);
         out
     }
 }
