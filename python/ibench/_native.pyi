@@ -4,6 +4,18 @@ from typing import Literal
 
 import pyarrow as pa
 
+__all__ = [
+    "ConfigError",
+    "Error",
+    "FormatError",
+    "IoError",
+    "__version__",
+    "build_profile",
+    "cli_main",
+    "keys",
+    "rows",
+    "values",
+]
 __version__: str
 build_profile: Literal["debug", "release"]
 
@@ -19,11 +31,11 @@ class IoError(Error):
 class FormatError(Error):
     """Arrow or Parquet rejected data or a file."""
 
-KeyKind = Literal["sequential", "uniform", "unique", "zipfian", "latest"]
+_KeyKind = Literal["sequential", "uniform", "unique", "zipfian", "latest"]
 
 def cli_main(argv: list[str]) -> int: ...
 def keys(
-    kind: KeyKind | str,
+    kind: _KeyKind | str,
     count: int,
     *,
     space: int | None = None,

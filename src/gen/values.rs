@@ -155,17 +155,18 @@ impl Compressible {
                 }
             }
         }
-        if out.len() <= 64 {
+        let len = out.len();
+        if len <= 64 {
             // Short values (the Insert Benchmark's data): a byte loop beats memmove calls.
-            for i in m..out.len() {
+            for i in m..len {
                 out[i] = out[i - m];
             }
             return;
         }
         // Repeat the random prefix, doubling the copied span each time.
         let mut filled = m;
-        while filled < out.len() {
-            let n = filled.min(out.len() - filled);
+        while filled < len {
+            let n = filled.min(len - filled);
             out.copy_within(..n, filled);
             filled += n;
         }

@@ -50,14 +50,16 @@ impl LengthArg {
 /// when `None`), and maps its error.
 pub(super) fn detached<T: Send>(
     py: Python<'_>,
-    threads: Option<usize>,
+    threads: Option<i128>,
     work: impl FnOnce() -> Result<T> + Send,
 ) -> PyResult<T> {
     let pool = match threads {
-        Some(0) => return Err(Error::config("threads", "must be at least 1").into()),
+        Some(n) if !(1..=1024).contains(&n) => {
+            return Err(Error::config("threads", format!("must be in [1, 1024], got {n}")).into())
+        }
         Some(n) => Some(
             rayon::ThreadPoolBuilder::new()
-                .num_threads(n)
+                .num_threads(n as usize)
                 .build()
                 .map_err(|e| Error::config("threads", e.to_string()))?,
         ),

@@ -22,7 +22,7 @@ fn keys<'py>(
     key_size: Option<i128>,
     theta: f64,
     table: i128,
-    threads: Option<usize>,
+    threads: Option<i128>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let spec = KeySpec {
         kind: kind.parse()?,
@@ -53,7 +53,10 @@ fn keys<'py>(
 }
 
 #[pyfunction]
-#[pyo3(signature = (count, *, length=LengthArg::Fixed(100), ratio=0.5, seed=0, offset=0, text=false, table=0, threads=None))]
+#[pyo3(
+    signature = (count, *, length=LengthArg::Fixed(100), ratio=0.5, seed=0, offset=0, text=false, table=0, threads=None),
+    text_signature = "(count, *, length=100, ratio=0.5, seed=0, offset=0, text=False, table=0, threads=None)"
+)]
 #[allow(clippy::too_many_arguments)]
 fn values<'py>(
     py: Python<'py>,
@@ -64,7 +67,7 @@ fn values<'py>(
     offset: i128,
     text: bool,
     table: i128,
-    threads: Option<usize>,
+    threads: Option<i128>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let spec = ValueSpec {
         length: length.resolve("length")?,
@@ -92,7 +95,10 @@ fn values<'py>(
 }
 
 #[pyfunction]
-#[pyo3(signature = (count, *, table=0, start=0, seed=0, data_length=LengthArg::Range((10, 20)), ratio=0.5, rows_per_second=1000, threads=None))]
+#[pyo3(
+    signature = (count, *, table=0, start=0, seed=0, data_length=LengthArg::Range((10, 20)), ratio=0.5, rows_per_second=1000, threads=None),
+    text_signature = "(count, *, table=0, start=0, seed=0, data_length=(10, 20), ratio=0.5, rows_per_second=1000, threads=None)"
+)]
 #[allow(clippy::too_many_arguments)]
 fn rows<'py>(
     py: Python<'py>,
@@ -103,7 +109,7 @@ fn rows<'py>(
     data_length: LengthArg,
     ratio: f64,
     rows_per_second: i128,
-    threads: Option<usize>,
+    threads: Option<i128>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let spec = RowSpec {
         seed: non_negative("seed", seed)?,
