@@ -3,7 +3,7 @@
 //!
 //! Run: `cargo bench --bench gen`. Figures are recorded in docs/generators.md.
 
-use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use ibench::gen::{KeyGen, KeyKind, KeySpec, Length, RowGen, RowSpec, Rows, ValueGen, ValueSpec, Values};
 use std::hint::black_box;
 use std::time::Duration;

@@ -14,14 +14,32 @@ fn ibench(args: &[&str]) -> std::process::Output {
 
 fn read(path: &Path) -> Vec<RecordBatch> {
     let file = std::fs::File::open(path).unwrap();
-    ParquetRecordBatchReaderBuilder::try_new(file).unwrap().build().unwrap().map(|b| b.unwrap()).collect()
+    ParquetRecordBatchReaderBuilder::try_new(file)
+        .unwrap()
+        .build()
+        .unwrap()
+        .map(|b| b.unwrap())
+        .collect()
 }
 
 #[test]
 fn gen_rows_writes_the_generated_rows_to_parquet() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("rows.parquet");
-    let o = ibench(&["gen", "rows", "-n", "3000", "--table", "2", "--start", "100", "--seed", "9", "-o", out.to_str().unwrap()]);
+    let o = ibench(&[
+        "gen",
+        "rows",
+        "-n",
+        "3000",
+        "--table",
+        "2",
+        "--start",
+        "100",
+        "--seed",
+        "9",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(String::from_utf8_lossy(&o.stdout).contains("wrote 3000 rows"));
     let spec = RowSpec {
@@ -45,10 +63,18 @@ fn gen_keys_writes_uint64_or_fixed_size_binary_keys() {
     };
     let expected = KeyGen::new(&spec).unwrap().generate(50, 500).unwrap();
     let plain = dir.path().join("k.parquet");
-    let args = ["gen", "keys", "-k", "zipfian", "-n", "500", "--offset", "50", "--space", "1000", "--seed", "3"];
+    let args = [
+        "gen", "keys", "-k", "zipfian", "-n", "500", "--offset", "50", "--space", "1000", "--seed", "3",
+    ];
     let o = ibench(&[&args[..], &["-o", plain.to_str().unwrap()]].concat());
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let col = read(&plain)[0].column(0).as_any().downcast_ref::<UInt64Array>().unwrap().values().to_vec();
+    let col = read(&plain)[0]
+        .column(0)
+        .as_any()
+        .downcast_ref::<UInt64Array>()
+        .unwrap()
+        .values()
+        .to_vec();
     assert_eq!(col, expected);
 
     let encoded = dir.path().join("k16.parquet");
@@ -64,7 +90,17 @@ fn gen_keys_writes_uint64_or_fixed_size_binary_keys() {
 fn gen_writes_large_counts_in_batches() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("v.parquet");
-    let o = ibench(&["gen", "values", "-n", "2500000", "--length", "8..12", "--text", "-o", out.to_str().unwrap()]);
+    let o = ibench(&[
+        "gen",
+        "values",
+        "-n",
+        "2500000",
+        "--length",
+        "8..12",
+        "--text",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let batches = read(&out);
     assert_eq!(batches.iter().map(|b| b.num_rows()).sum::<usize>(), 2_500_000);
@@ -79,7 +115,10 @@ fn bad_arguments_fail_with_the_argument_named_and_no_file_left() {
     let cases: [(&[&str], &str); 6] = [
         (&["gen", "keys", "-k", "uniform", "-n", "5", "-o", o], "space"),
         (&["gen", "keys", "-k", "nope", "-n", "5", "-o", o], "kind"),
-        (&["gen", "keys", "-k", "sequential", "-n", "5", "--key-size", "4", "-o", o], "key_size"),
+        (
+            &["gen", "keys", "-k", "sequential", "-n", "5", "--key-size", "4", "-o", o],
+            "key_size",
+        ),
         (&["gen", "values", "-n", "5", "--ratio", "1.5", "-o", o], "ratio"),
         (&["gen", "values", "-n", "5", "--length", "9..3", "-o", o], "length"),
         (&["gen", "rows", "-n", "-5", "-o", o], "-5"),
@@ -88,14 +127,26 @@ fn bad_arguments_fail_with_the_argument_named_and_no_file_left() {
         let r = ibench(args);
         let stderr = String::from_utf8_lossy(&r.stderr);
         assert!(!r.status.success(), "{args:?} succeeded");
-        assert!(stderr.contains(named), "{args:?}: stderr does not name {named}: {stderr}");
+        assert!(
+            stderr.contains(named),
+            "{args:?}: stderr does not name {named}: {stderr}"
+        );
         assert!(!out.exists(), "{args:?} left a file");
     }
 }
 
 #[test]
 fn an_unwritable_output_path_is_named_in_the_error() {
-    let o = ibench(&["gen", "keys", "-k", "sequential", "-n", "5", "-o", "/nonexistent-dir/x.parquet"]);
+    let o = ibench(&[
+        "gen",
+        "keys",
+        "-k",
+        "sequential",
+        "-n",
+        "5",
+        "-o",
+        "/nonexistent-dir/x.parquet",
+    ]);
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("/nonexistent-dir/x.parquet"));
 }

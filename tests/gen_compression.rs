@@ -66,7 +66,10 @@ fn text_values_compress_near_the_target_with_lz_codecs_and_below_it_with_zstd() 
             println!("| {len} | {r} | {:.3} | {:.3} | {:.3} |", got[0].1, got[1].1, got[2].1);
             if len >= 100 {
                 let (zstd, lz4) = (got[0].1, got[1].1);
-                assert!(zstd < r + 0.06 && zstd > 0.75 * r - 0.02, "zstd text len={len} r={r}: {zstd}");
+                assert!(
+                    zstd < r + 0.06 && zstd > 0.75 * r - 0.02,
+                    "zstd text len={len} r={r}: {zstd}"
+                );
                 assert!((r - 0.02..=r + 0.06).contains(&lz4), "lz4 text len={len} r={r}: {lz4}");
             }
         }

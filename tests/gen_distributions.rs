@@ -96,12 +96,18 @@ fn uniform_passes_a_chi_square_test() {
                 observed[(k as u128 * buckets as u128 / space as u128) as usize] += 1;
             }
             let stat = chi2(&observed, &expected);
-            assert!(stat < chi2_critical_at(df, 3.719), "space {space} seed {seed}: chi2 {stat}");
+            assert!(
+                stat < chi2_critical_at(df, 3.719),
+                "space {space} seed {seed}: chi2 {stat}"
+            );
             stats.push(stat);
         }
         let mean = stats.iter().sum::<f64>() / stats.len() as f64;
         let standard_error = (2.0 * df / stats.len() as f64).sqrt();
-        assert!((mean - df).abs() < 3.0 * standard_error, "space {space}: mean chi2 {mean} vs df {df}");
+        assert!(
+            (mean - df).abs() < 3.0 * standard_error,
+            "space {space}: mean chi2 {mean} vs df {df}"
+        );
     }
 }
 
@@ -149,7 +155,11 @@ fn latest_passes_a_chi_square_test_with_the_head_hottest() {
     let expected: Vec<f64> = zipf_pmf(n, 0.99).iter().map(|q| q * draws as f64).collect();
     let stat = chi2(&observed, &expected);
     assert!(stat < chi2_critical((n - 1) as f64), "chi2 {stat}");
-    assert_eq!(observed.iter().enumerate().max_by_key(|(_, c)| **c).unwrap().0, 0, "rank 0 = key n-1 is hottest");
+    assert_eq!(
+        observed.iter().enumerate().max_by_key(|(_, c)| **c).unwrap().0,
+        0,
+        "rank 0 = key n-1 is hottest"
+    );
 }
 
 #[test]
@@ -168,6 +178,9 @@ fn zipfian_over_a_huge_space_is_skewed_like_zipf_at_the_head() {
         partial + tail
     };
     let expected = 1.0 / h;
-    assert!((head - expected).abs() < 5.0 * (expected / draws as f64).sqrt(), "head {head} vs {expected}");
+    assert!(
+        (head - expected).abs() < 5.0 * (expected / draws as f64).sqrt(),
+        "head {head} vs {expected}"
+    );
     assert!(drawn.iter().all(|&k| k < n));
 }

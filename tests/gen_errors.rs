@@ -9,7 +9,9 @@ use ibench::Error;
 fn config_error<T: std::fmt::Debug>(r: Result<T, Error>) -> (String, String) {
     match r {
         Err(e @ Error::Config { .. }) => {
-            let Error::Config { ref name, .. } = e else { unreachable!() };
+            let Error::Config { ref name, .. } = e else {
+                unreachable!()
+            };
             (name.clone(), e.to_string())
         }
         other => panic!("expected a config error, got {other:?}"),

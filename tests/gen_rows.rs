@@ -46,7 +46,10 @@ fn data_is_printable_ascii_of_the_configured_lengths() {
         assert!(d.bytes().all(|b| TEXT_ALPHABET.contains(&b)), "{d:?}");
         lengths[d.len()] += 1;
     }
-    assert!(lengths[10..=20].iter().all(|&n| n > 3000), "both ends and the middle occur: {lengths:?}");
+    assert!(
+        lengths[10..=20].iter().all(|&n| n > 3000),
+        "both ends and the middle occur: {lengths:?}"
+    );
 }
 
 #[test]

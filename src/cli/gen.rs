@@ -2,12 +2,9 @@
 
 use crate::error::{Error, Result};
 use crate::gen::{
-    check_key_size, encode_keys, Alphabet, KeyGen, KeyKind, KeySpec, Length, RowGen, RowSpec,
-    ValueGen, ValueSpec,
+    check_key_size, encode_keys, Alphabet, KeyGen, KeyKind, KeySpec, Length, RowGen, RowSpec, ValueGen, ValueSpec,
 };
-use crate::results::{
-    binary_array, encoded_keys_array, keys_array, rows_batch, rows_schema, text_array, ParquetFile,
-};
+use crate::results::{binary_array, encoded_keys_array, keys_array, rows_batch, rows_schema, text_array, ParquetFile};
 use arrow::array::{Array, ArrayRef, RecordBatch};
 use arrow::datatypes::{Field, Schema};
 use clap::{Args, Subcommand};
@@ -137,9 +134,7 @@ pub(super) fn run(cmd: GenCommand) -> Result<()> {
         GenCommand::Rows(a) => gen_rows(a)?,
     }
     let secs = started.elapsed().as_secs_f64();
-    let bytes = std::fs::metadata(&common.output)
-        .map(|m| m.len())
-        .unwrap_or(0);
+    let bytes = std::fs::metadata(&common.output).map(|m| m.len()).unwrap_or(0);
     println!(
         "wrote {} {what} to {} ({:.1} MB) in {secs:.2} s ({:.2} M/s)",
         common.count,
@@ -160,11 +155,7 @@ fn write_column(
 ) -> Result<()> {
     // Build the first batch before creating the file so bad parameters leave no file behind.
     let first = make(start, count.min(BATCH) as usize)?;
-    let schema = Arc::new(Schema::new(vec![Field::new(
-        name,
-        first.data_type().clone(),
-        false,
-    )]));
+    let schema = Arc::new(Schema::new(vec![Field::new(name, first.data_type().clone(), false)]));
     let mut file = ParquetFile::create(path, schema.clone())?;
     let mut done = 0;
     let mut column = Some(first);
@@ -174,8 +165,8 @@ fn write_column(
             Some(a) => a,
             None => make(start + done, n as usize)?,
         };
-        let batch = RecordBatch::try_new(schema.clone(), vec![array])
-            .map_err(|e| Error::format("building a batch", e))?;
+        let batch =
+            RecordBatch::try_new(schema.clone(), vec![array]).map_err(|e| Error::format("building a batch", e))?;
         file.write(&batch)?;
         done += n;
     }
@@ -208,11 +199,7 @@ fn gen_values(a: &ValuesArgs) -> Result<()> {
     let spec = ValueSpec {
         length: a.length,
         ratio: a.ratio,
-        alphabet: if a.text {
-            Alphabet::Text
-        } else {
-            Alphabet::Binary
-        },
+        alphabet: if a.text { Alphabet::Text } else { Alphabet::Binary },
         seed: a.common.seed,
         table: 0,
     };
@@ -220,20 +207,14 @@ fn gen_values(a: &ValuesArgs) -> Result<()> {
     a.offset
         .checked_add(a.common.count)
         .ok_or_else(|| Error::config("count", "offset + count overflows a 64-bit index"))?;
-    write_column(
-        &a.common.output,
-        "value",
-        a.offset,
-        a.common.count,
-        |s, n| {
-            let v = values.generate(s, n)?;
-            Ok(if a.text {
-                Arc::new(text_array(v)?) as ArrayRef
-            } else {
-                Arc::new(binary_array(v))
-            })
-        },
-    )
+    write_column(&a.common.output, "value", a.offset, a.common.count, |s, n| {
+        let v = values.generate(s, n)?;
+        Ok(if a.text {
+            Arc::new(text_array(v)?) as ArrayRef
+        } else {
+            Arc::new(binary_array(v))
+        })
+    })
 }
 
 fn gen_rows(a: &RowsArgs) -> Result<()> {

@@ -61,19 +61,13 @@ impl fmt::Display for KeyKind {
 impl FromStr for KeyKind {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {
-        KeyKind::ALL
-            .into_iter()
-            .find(|k| k.name() == s)
-            .ok_or_else(|| {
-                let names: Vec<_> = KeyKind::ALL.iter().map(|k| k.name()).collect();
-                Error::config(
-                    "kind",
-                    format!(
-                        "unknown key kind {s:?}; expected one of {}",
-                        names.join(", ")
-                    ),
-                )
-            })
+        KeyKind::ALL.into_iter().find(|k| k.name() == s).ok_or_else(|| {
+            let names: Vec<_> = KeyKind::ALL.iter().map(|k| k.name()).collect();
+            Error::config(
+                "kind",
+                format!("unknown key kind {s:?}; expected one of {}", names.join(", ")),
+            )
+        })
     }
 }
 
@@ -107,21 +101,11 @@ impl KeySpec {
 
 #[derive(Clone, Debug)]
 enum Dist {
-    Sequential {
-        space: Option<u64>,
-    },
-    Uniform {
-        n: u64,
-    },
+    Sequential { space: Option<u64> },
+    Uniform { n: u64 },
     Unique(Permutation),
-    Zipfian {
-        ranks: ZipfRanks,
-        spread: Permutation,
-    },
-    Latest {
-        ranks: ZipfRanks,
-        n: u64,
-    },
+    Zipfian { ranks: ZipfRanks, spread: Permutation },
+    Latest { ranks: ZipfRanks, n: u64 },
 }
 
 /// A validated key generator.
@@ -148,10 +132,7 @@ impl KeyGen {
             Some(n) => Ok(n),
             None => Err(Error::config(
                 "space",
-                format!(
-                    "is required for {} keys (keys are drawn from [0, space))",
-                    spec.kind
-                ),
+                format!("is required for {} keys (keys are drawn from [0, space))", spec.kind),
             )),
         };
         let ranks = |n| {
@@ -177,10 +158,7 @@ impl KeyGen {
             }
             KeyKind::Latest => {
                 let n = space()?;
-                Dist::Latest {
-                    ranks: ranks(n)?,
-                    n,
-                }
+                Dist::Latest { ranks: ranks(n)?, n }
             }
         };
         Ok(KeyGen {

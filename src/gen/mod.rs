@@ -18,7 +18,5 @@ pub use permutation::Permutation;
 pub use query::{PointQueries, RangeQueries, RangeQuery, SecondaryIndex, POINT_KEYS};
 pub use rows::{Domains, Row, RowGen, RowSpec, Rows, EPOCH_MICROS};
 pub use stream::{Purpose, Stream, StreamRng, BLOCK};
-pub use values::{
-    Alphabet, Compressible, Length, ValueGen, ValueSpec, Values, MAX_LENGTH, TEXT_ALPHABET,
-};
+pub use values::{Alphabet, Compressible, Length, ValueGen, ValueSpec, Values, MAX_LENGTH, TEXT_ALPHABET};
 pub use window::Window;

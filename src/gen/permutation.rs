@@ -38,11 +38,7 @@ impl Permutation {
     pub fn new(n: u64, seed: u64, table: u64) -> Self {
         assert!(n >= 1, "a permutation needs a non-empty domain");
         let bits = 64 - (n - 1).leading_zeros(); // 0 when n == 1
-        let mask = if bits == 64 {
-            u64::MAX
-        } else {
-            (1u64 << bits) - 1
-        };
+        let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
         let mut state = Stream::new(seed, table, Purpose::Permutation).key();
         let keys = std::array::from_fn(|_| splitmix64_next(&mut state));
         Permutation {
@@ -65,9 +61,9 @@ impl Permutation {
 
     #[inline]
     fn scramble(&self, mut x: u64) -> u64 {
-        for r in 0..ROUNDS {
-            x = x.wrapping_add(self.keys[r]) & self.mask;
-            x = x.wrapping_mul(MULTIPLIERS[r]) & self.mask;
+        for (key, multiplier) in self.keys.iter().zip(MULTIPLIERS) {
+            x = x.wrapping_add(*key) & self.mask;
+            x = x.wrapping_mul(multiplier) & self.mask;
             x ^= x >> self.shift;
         }
         x
@@ -104,12 +100,8 @@ mod tests {
 
     #[test]
     fn different_seeds_give_different_orders() {
-        let a: Vec<u64> = (0..100)
-            .map(|i| Permutation::new(1000, 1, 0).apply(i))
-            .collect();
-        let b: Vec<u64> = (0..100)
-            .map(|i| Permutation::new(1000, 2, 0).apply(i))
-            .collect();
+        let a: Vec<u64> = (0..100).map(|i| Permutation::new(1000, 1, 0).apply(i)).collect();
+        let b: Vec<u64> = (0..100).map(|i| Permutation::new(1000, 2, 0).apply(i)).collect();
         assert_ne!(a, b);
     }
 

@@ -98,7 +98,7 @@ impl<const WORDS: usize> Cursor<WORDS> {
     }
 
     fn next_words(&mut self) -> [u64; WORDS] {
-        if self.next % BLOCK == 0 {
+        if self.next.is_multiple_of(BLOCK) {
             self.rng = self.stream.block_rng(self.next / BLOCK);
         }
         self.next += 1;
@@ -136,9 +136,7 @@ impl PointQueries {
     /// The next query's keys, uniform in `window` (which must not be empty).
     pub fn next_keys(&mut self, window: super::Window) -> [u64; POINT_KEYS] {
         debug_assert!(!window.is_empty());
-        self.cursor
-            .next_words()
-            .map(|w| window.tail + scale(w, window.len()))
+        self.cursor.next_words().map(|w| window.tail + scale(w, window.len()))
     }
 }
 
@@ -182,10 +180,7 @@ mod tests {
 
     #[test]
     fn a_cursor_started_midway_continues_the_same_sequence() {
-        let w = Window {
-            tail: 0,
-            head: 1 << 40,
-        };
+        let w = Window { tail: 0, head: 1 << 40 };
         let mut from_zero = PointQueries::new(5, 1, 0, 0);
         let all: Vec<_> = (0..600).map(|_| from_zero.next_keys(w)).collect();
         let mut from_300 = PointQueries::new(5, 1, 0, 300);
@@ -201,20 +196,14 @@ mod tests {
         for _ in 0..1000 {
             let r = q.next_query();
             assert!((r.lower as u32) < r.index.leading_domain(&d));
-            seen[SecondaryIndex::ALL
-                .iter()
-                .position(|&i| i == r.index)
-                .unwrap()] = true;
+            seen[SecondaryIndex::ALL.iter().position(|&i| i == r.index).unwrap()] = true;
         }
         assert_eq!(seen, [true; 3]);
     }
 
     #[test]
     fn query_streams_of_different_connections_differ() {
-        let w = Window {
-            tail: 0,
-            head: 1 << 40,
-        };
+        let w = Window { tail: 0, head: 1 << 40 };
         assert_ne!(
             PointQueries::new(0, 0, 0, 0).next_keys(w),
             PointQueries::new(0, 0, 1, 0).next_keys(w)

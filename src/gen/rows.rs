@@ -177,10 +177,7 @@ impl RowGen {
             ("prices", d.prices),
         ] {
             if n == 0 || n > i32::MAX as u32 {
-                return Err(Error::config(
-                    name,
-                    format!("must be in [1, {}], got {n}", i32::MAX),
-                ));
+                return Err(Error::config(name, format!("must be in [1, {}], got {n}", i32::MAX)));
             }
         }
         Ok(RowGen {
@@ -221,7 +218,9 @@ impl RowGen {
             let mut rng = self.fields.block_rng(span.block);
             if span.skip > 0 {
                 skipped.resize(span.skip, 0);
-                self.spec.data_length.fill(&self.lengths, span.block * BLOCK, &mut skipped);
+                self.spec
+                    .data_length
+                    .fill(&self.lengths, span.block * BLOCK, &mut skipped);
                 for &len in &skipped {
                     self.draw_fields(&mut rng);
                     self.content.skip(&mut rng, len as usize);
@@ -255,16 +254,30 @@ impl RowGen {
             _ => {
                 return Err(Error::config(
                     "count",
-                    format!("start {start} + count {count} exceeds the largest BIGINT key {}", i64::MAX),
+                    format!(
+                        "start {start} + count {count} exceeds the largest BIGINT key {}",
+                        i64::MAX
+                    ),
                 ));
             }
         }
-        let total = fill_offsets(&self.spec.data_length, &self.lengths, start, count, &mut rows.data_offsets)?;
+        let total = fill_offsets(
+            &self.spec.data_length,
+            &self.lengths,
+            start,
+            count,
+            &mut rows.data_offsets,
+        )?;
         try_resize(&mut rows.data, total, "count")?;
         for column in [&mut rows.transactionid, &mut rows.dateandtime] {
             try_resize(column, count, "count")?;
         }
-        for column in [&mut rows.cashregisterid, &mut rows.customerid, &mut rows.productid, &mut rows.price] {
+        for column in [
+            &mut rows.cashregisterid,
+            &mut rows.customerid,
+            &mut rows.productid,
+            &mut rows.price,
+        ] {
             try_resize(column, count, "count")?;
         }
         par_fill(start, &mut rows.transactionid, |s, c| {
@@ -280,15 +293,17 @@ impl RowGen {
         )
             .into_par_iter()
             .zip(pieces)
-            .for_each(|((cashregisterid, customerid, productid, price), (first, offsets, data))| {
-                let drawn = Drawn {
-                    cashregisterid,
-                    customerid,
-                    productid,
-                    price,
-                };
-                self.fill_drawn(start + first as u64, offsets, data, drawn);
-            });
+            .for_each(
+                |((cashregisterid, customerid, productid, price), (first, offsets, data))| {
+                    let drawn = Drawn {
+                        cashregisterid,
+                        customerid,
+                        productid,
+                        price,
+                    };
+                    self.fill_drawn(start + first as u64, offsets, data, drawn);
+                },
+            );
         Ok(())
     }
 

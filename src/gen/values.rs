@@ -15,8 +15,7 @@ use rand_core::Rng;
 use rayon::prelude::*;
 
 /// The printable alphabet of text values: URL-safe base64 symbols.
-pub const TEXT_ALPHABET: &[u8; 64] =
-    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+pub const TEXT_ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
 /// The largest value length: Arrow's 32-bit offsets bound one array to 2 GiB.
 pub const MAX_LENGTH: u32 = i32::MAX as u32;
@@ -43,10 +42,7 @@ impl Length {
             Length::Uniform { min, max } => (min, max),
         };
         if min > max {
-            return Err(Error::config(
-                name,
-                format!("min {min} is greater than max {max}"),
-            ));
+            return Err(Error::config(name, format!("min {min} is greater than max {max}")));
         }
         if max > MAX_LENGTH {
             return Err(Error::config(
@@ -114,11 +110,7 @@ impl Compressible {
             return Err(Error::config(name, format!("must be in (0, 1], got {ratio}")));
         }
         let short = std::array::from_fn(|len| Self::ceil_ratio(len, ratio) as u8);
-        Ok(Compressible {
-            ratio,
-            alphabet,
-            short,
-        })
+        Ok(Compressible { ratio, alphabet, short })
     }
 
     /// ⌈len·ratio⌉, with a small slack that keeps 100 × 0.07 from rounding up to 8.
@@ -326,7 +318,10 @@ impl ValueGen {
     /// that reuses one batch never touches fresh pages).
     pub fn generate_into(&self, start: u64, count: usize, out: &mut Values) -> Result<()> {
         start.checked_add(count as u64).ok_or_else(|| {
-            Error::config("count", format!("offset {start} + count {count} overflows a 64-bit index"))
+            Error::config(
+                "count",
+                format!("offset {start} + count {count} overflows a 64-bit index"),
+            )
         })?;
         let total = fill_offsets(&self.length, &self.lengths, start, count, &mut out.offsets)?;
         try_resize(&mut out.data, total, "count")?;

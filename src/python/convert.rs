@@ -6,19 +6,13 @@ use pyo3::prelude::*;
 
 /// A Python int that must fit a u64; `name` names it in the error.
 pub(super) fn non_negative(name: &str, value: i128) -> Result<u64> {
-    u64::try_from(value).map_err(|_| {
-        Error::config(
-            name,
-            format!("must be an integer in [0, 2^64), got {value}"),
-        )
-    })
+    u64::try_from(value).map_err(|_| Error::config(name, format!("must be an integer in [0, 2^64), got {value}")))
 }
 
 /// A count that must also fit in memory indexes.
 pub(super) fn count(value: i128) -> Result<usize> {
     let n = non_negative("count", value)?;
-    usize::try_from(n)
-        .map_err(|_| Error::config("count", format!("{n} is too large for this machine")))
+    usize::try_from(n).map_err(|_| Error::config("count", format!("{n} is too large for this machine")))
 }
 
 /// `length=100` or `length=(min, max)`.
@@ -30,10 +24,8 @@ pub(super) enum LengthArg {
 
 impl LengthArg {
     pub(super) fn resolve(self, name: &str) -> Result<Length> {
-        let part = |v: i128| {
-            u32::try_from(v)
-                .map_err(|_| Error::config(name, format!("{v} is not a length in [0, 2^31)")))
-        };
+        let part =
+            |v: i128| u32::try_from(v).map_err(|_| Error::config(name, format!("{v} is not a length in [0, 2^31)")));
         let length = match self {
             LengthArg::Fixed(n) => Length::Fixed(part(n)?),
             LengthArg::Range((min, max)) => Length::Uniform {

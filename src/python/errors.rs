@@ -4,12 +4,7 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 
-create_exception!(
-    ibench,
-    Error,
-    PyException,
-    "Base class of every error ibench raises."
-);
+create_exception!(ibench, Error, PyException, "Base class of every error ibench raises.");
 create_exception!(
     ibench,
     ConfigError,
@@ -17,12 +12,7 @@ create_exception!(
     "A parameter is out of range or inconsistent."
 );
 create_exception!(ibench, IoError, Error, "Reading or writing a file failed.");
-create_exception!(
-    ibench,
-    FormatError,
-    Error,
-    "Arrow or Parquet rejected data or a file."
-);
+create_exception!(ibench, FormatError, Error, "Arrow or Parquet rejected data or a file.");
 
 impl From<crate::Error> for PyErr {
     fn from(e: crate::Error) -> PyErr {

@@ -1,9 +1,7 @@
 //! `ibench.gen`: generators returning pyarrow arrays without copying.
 
 use super::convert::{detached, non_negative, LengthArg};
-use crate::gen::{
-    check_key_size, encode_keys, Alphabet, KeyGen, KeySpec, RowGen, RowSpec, ValueGen, ValueSpec,
-};
+use crate::gen::{check_key_size, encode_keys, Alphabet, KeyGen, KeySpec, RowGen, RowSpec, ValueGen, ValueSpec};
 use crate::results::{binary_array, encoded_keys_array, keys_array, rows_batch, text_array};
 use arrow::array::{Array, ArrayData};
 use arrow::pyarrow::ToPyArrow;
@@ -35,9 +33,8 @@ fn keys<'py>(
     let offset = non_negative("offset", offset)?;
     let key_size = key_size
         .map(|k| {
-            let k = usize::try_from(k).map_err(|_| {
-                crate::Error::config("key_size", format!("must be at least 8, got {k}"))
-            })?;
+            let k = usize::try_from(k)
+                .map_err(|_| crate::Error::config("key_size", format!("must be at least 8, got {k}")))?;
             check_key_size(k).map(|_| k)
         })
         .transpose()?;
@@ -72,11 +69,7 @@ fn values<'py>(
     let spec = ValueSpec {
         length: length.resolve("length")?,
         ratio,
-        alphabet: if text {
-            Alphabet::Text
-        } else {
-            Alphabet::Binary
-        },
+        alphabet: if text { Alphabet::Text } else { Alphabet::Binary },
         seed: non_negative("seed", seed)?,
         table: non_negative("table", table)?,
     };

@@ -18,10 +18,8 @@ pub fn keys_array(keys: Vec<u64>) -> UInt64Array {
 
 /// Encoded keys (consecutive `key_size`-byte strings) as `fixed_size_binary(key_size)`.
 pub fn encoded_keys_array(bytes: Vec<u8>, key_size: usize) -> Result<FixedSizeBinaryArray> {
-    let size = i32::try_from(key_size)
-        .map_err(|_| Error::config("key_size", format!("{key_size} is too large")))?;
-    FixedSizeBinaryArray::try_new(size, Buffer::from_vec(bytes), None)
-        .map_err(|e| Error::format("building keys", e))
+    let size = i32::try_from(key_size).map_err(|_| Error::config("key_size", format!("{key_size} is too large")))?;
+    FixedSizeBinaryArray::try_new(size, Buffer::from_vec(bytes), None).map_err(|e| Error::format("building keys", e))
 }
 
 fn offsets(values: Vec<i32>) -> OffsetBuffer<i32> {
@@ -43,11 +41,7 @@ pub fn text_array(values: Values) -> Result<StringArray> {
 static ROWS_SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| {
     Arc::new(Schema::new(vec![
         Field::new("transactionid", DataType::Int64, false),
-        Field::new(
-            "dateandtime",
-            DataType::Timestamp(TimeUnit::Microsecond, None),
-            false,
-        ),
+        Field::new("dateandtime", DataType::Timestamp(TimeUnit::Microsecond, None), false),
         Field::new("cashregisterid", DataType::Int32, false),
         Field::new("customerid", DataType::Int32, false),
         Field::new("productid", DataType::Int32, false),

@@ -3,7 +3,5 @@
 mod generated;
 mod parquet_file;
 
-pub use generated::{
-    binary_array, encoded_keys_array, keys_array, rows_batch, rows_schema, text_array,
-};
+pub use generated::{binary_array, encoded_keys_array, keys_array, rows_batch, rows_schema, text_array};
 pub use parquet_file::ParquetFile;
