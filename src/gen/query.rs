@@ -76,6 +76,11 @@ fn scale(word: u64, n: u64) -> u64 {
     ((word as u128 * n as u128) >> 64) as u64
 }
 
+/// The stream of query connection `stream` of `table`: each connection has its own.
+fn query_stream(seed: u64, table: u64, stream: u64, purpose: Purpose) -> Stream {
+    Stream::new(seed ^ stream.wrapping_mul(0x9e37_79b9_7f4a_7c15), table, purpose)
+}
+
 /// A sequential reader of fixed-size query records from a stream.
 #[derive(Clone, Debug)]
 struct Cursor<const WORDS: usize> {
