@@ -32,6 +32,17 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// The database refused or failed an operation. `target` never holds a password.
+    #[error("{target}: {message}")]
+    Database {
+        /// The database, as `dbms://host:port/db` or a path, without password.
+        target: String,
+        /// What failed, with the server's message.
+        message: String,
+    },
+    /// The run was stopped (Ctrl-C) before it finished.
+    #[error("interrupted")]
+    Interrupted,
     /// Arrow or Parquet rejected data or a file.
     #[error("{context}: {message}")]
     Format {
@@ -53,6 +64,14 @@ impl Error {
         Error::Config {
             name: name.into(),
             message: message.into(),
+        }
+    }
+
+    /// A [`Error::Database`] for `target`.
+    pub fn database(target: impl Into<String>, message: impl std::fmt::Display) -> Self {
+        Error::Database {
+            target: target.into(),
+            message: message.to_string(),
         }
     }
 

@@ -1,14 +1,19 @@
 //! ibench: deterministic database benchmarking.
 //!
 //! The architecture is described in `DESIGN.md` of the project; data flows
-//! one way: [`gen`] (what each key, value, row and query is) → workload →
-//! exec → metrics → results → Python.
+//! one way: [`gen`] (what each key, value, row and query is) → [`workload`]
+//! (which operations a step performs) → [`exec`] (when, on which thread,
+//! against which [`connect`] session) → [`metrics`] → [`results`] → Python.
 
 pub mod cli;
+pub mod connect;
 pub mod error;
+pub mod exec;
 pub mod gen;
+pub mod metrics;
 #[cfg(feature = "python")]
 mod python;
 pub mod results;
+pub mod workload;
 
 pub use error::{Error, Result};

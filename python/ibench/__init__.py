@@ -5,14 +5,28 @@ The generators live in :mod:`ibench.gen`; every error ibench raises is an
 """
 
 from ibench import gen
-from ibench._native import ConfigError, Error, FormatError, IoError, __version__, build_profile
+from ibench._native import (
+    ConfigError,
+    DatabaseError,
+    Error,
+    FormatError,
+    IoError,
+    __version__,
+    build_profile,
+)
+from ibench.results import Results, load
+from ibench.run import run
 
 __all__ = [
     "ConfigError",
+    "DatabaseError",
     "Error",
     "FormatError",
     "IoError",
     "__version__",
     "build_profile",
     "gen",
+    "load",
+    "run",
+    "Results",
 ]

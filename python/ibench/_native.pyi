@@ -6,14 +6,18 @@ import pyarrow as pa
 
 __all__ = [
     "ConfigError",
+    "DatabaseError",
     "Error",
     "FormatError",
     "IoError",
     "__version__",
     "build_profile",
     "cli_main",
+    "histogram_percentiles",
     "keys",
+    "merge_histograms",
     "rows",
+    "run",
     "values",
 ]
 __version__: str
@@ -30,6 +34,9 @@ class IoError(Error):
 
 class FormatError(Error):
     """Arrow or Parquet rejected data or a file."""
+
+class DatabaseError(Error):
+    """The database refused or failed an operation."""
 
 _KeyKind = Literal["sequential", "uniform", "unique", "zipfian", "latest"]
 
@@ -68,3 +75,6 @@ def rows(
     rows_per_second: int = 1000,
     threads: int | None = None,
 ) -> pa.RecordBatch: ...
+def run(layers: str, out: str, config_file: str | None = None, progress: bool = True) -> tuple[str, str, str | None]: ...
+def histogram_percentiles(blob: bytes, qs: list[float]) -> list[float]: ...
+def merge_histograms(blobs: list[bytes]) -> bytes: ...

@@ -2,6 +2,7 @@
 //! binary and by the Python package's `ibench` script alike.
 
 mod gen;
+mod run;
 
 use clap::{Parser, Subcommand};
 use std::ffi::OsString;
@@ -19,6 +20,8 @@ enum Command {
     /// Generate keys, values or Insert Benchmark rows into a Parquet file.
     #[command(subcommand)]
     Gen(gen::GenCommand),
+    /// Run the Insert Benchmark and write its results as Parquet.
+    Run(Box<run::RunArgs>),
 }
 
 /// Runs the command line `args` (the first is the program name) and returns
@@ -38,6 +41,7 @@ where
     };
     let outcome = match cli.command {
         Command::Gen(cmd) => gen::run(cmd),
+        Command::Run(args) => run::run(*args),
     };
     match outcome {
         Ok(()) => 0,

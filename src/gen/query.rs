@@ -128,11 +128,7 @@ pub struct PointQueries {
 impl PointQueries {
     /// Query stream `stream` of `table` (one per query connection), from query `start`.
     pub fn new(seed: u64, table: u64, stream: u64, start: u64) -> Self {
-        let s = Stream::new(
-            seed ^ stream.wrapping_mul(0x9e37_79b9_7f4a_7c15),
-            table,
-            Purpose::PointQuery,
-        );
+        let s = query_stream(seed, table, stream, Purpose::PointQuery);
         PointQueries {
             cursor: Cursor::new(s, start),
         }
@@ -156,11 +152,7 @@ pub struct RangeQueries {
 impl RangeQueries {
     /// Query stream `stream` of `table`, from query `start`, over `domains`.
     pub fn new(seed: u64, table: u64, stream: u64, start: u64, domains: Domains) -> Self {
-        let s = Stream::new(
-            seed ^ stream.wrapping_mul(0x9e37_79b9_7f4a_7c15),
-            table,
-            Purpose::RangeQuery,
-        );
+        let s = query_stream(seed, table, stream, Purpose::RangeQuery);
         RangeQueries {
             cursor: Cursor::new(s, start),
             domains,

@@ -13,6 +13,12 @@ create_exception!(
 );
 create_exception!(ibench, IoError, Error, "Reading or writing a file failed.");
 create_exception!(ibench, FormatError, Error, "Arrow or Parquet rejected data or a file.");
+create_exception!(
+    ibench,
+    DatabaseError,
+    Error,
+    "The database refused or failed an operation."
+);
 
 impl From<crate::Error> for PyErr {
     fn from(e: crate::Error) -> PyErr {
@@ -21,6 +27,8 @@ impl From<crate::Error> for PyErr {
             crate::Error::Config { .. } => ConfigError::new_err(message),
             crate::Error::Io { .. } => IoError::new_err(message),
             crate::Error::Format { .. } => FormatError::new_err(message),
+            crate::Error::Database { .. } => DatabaseError::new_err(message),
+            crate::Error::Interrupted => pyo3::exceptions::PyKeyboardInterrupt::new_err(message),
         }
     }
 }
@@ -31,5 +39,6 @@ pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ConfigError", py.get_type::<ConfigError>())?;
     m.add("IoError", py.get_type::<IoError>())?;
     m.add("FormatError", py.get_type::<FormatError>())?;
+    m.add("DatabaseError", py.get_type::<DatabaseError>())?;
     Ok(())
 }

@@ -4,6 +4,7 @@
 mod convert;
 mod errors;
 mod gen;
+mod run;
 
 use pyo3::prelude::*;
 
@@ -23,5 +24,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;
     errors::register(m)?;
     gen::register(m)?;
+    run::register(m)?;
     Ok(())
 }

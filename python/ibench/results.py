@@ -1,0 +1,91 @@
+"""Run results: the Parquet files of one run directory (or many), as pandas.
+
+The files are the interface (docs/results.md): polars and duckdb read them too.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable, Union
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ibench import _native
+
+TABLES = ("runs", "steps", "intervals", "histograms")
+"""The tables of a run, one Parquet file each."""
+
+PathLike = Union[str, Path]
+
+
+def _run_dirs(path: PathLike | Iterable[PathLike]) -> list[Path]:
+    if isinstance(path, (str, Path)):
+        p = Path(path)
+        if (p / "runs.parquet").is_file():
+            return [p]
+        if p.is_dir():
+            dirs = sorted(d for d in p.iterdir() if (d / "runs.parquet").is_file())
+            if dirs:
+                return dirs
+        raise _native.IoError(f"cannot load {p}: no run directory (runs.parquet) there or below")
+    dirs: list[Path] = []
+    for item in path:
+        dirs.extend(_run_dirs(item))
+    return dirs
+
+
+class Results:
+    """The results of one or more runs.
+
+    Attributes are pandas DataFrames: ``runs`` (one row per run), ``steps``
+    (one row per step), ``intervals`` (per-interval series) and
+    ``histograms`` (serialized HdrHistograms); ``path`` is the run directory
+    (the first one when several runs are loaded).
+    """
+
+    def __init__(self, dirs: list[Path]):
+        self.paths = dirs
+        self.path = dirs[0]
+        self._arrow = {
+            name: pa.concat_tables([pq.read_table(d / f"{name}.parquet") for d in dirs], promote_options="default")
+            for name in TABLES
+        }
+        self.runs: pd.DataFrame = self._arrow["runs"].to_pandas()
+        self.steps: pd.DataFrame = self._arrow["steps"].to_pandas()
+        self.intervals: pd.DataFrame = self._arrow["intervals"].to_pandas()
+        self.histograms: pd.DataFrame = self._arrow["histograms"].to_pandas()
+
+    def to_arrow(self) -> dict[str, pa.Table]:
+        """The four tables as pyarrow Tables."""
+        return dict(self._arrow)
+
+    @property
+    def status(self) -> str:
+        """The status of the (first) run: ok, error, interrupted or running."""
+        return str(self.runs["status"].iloc[0])
+
+    def percentile(self, step: str, op: str, q: float, time: str = "response") -> float:
+        """Percentile ``q`` (0..100) in µs of ``op`` in ``step``, recomputed from
+        the histograms (merged across the loaded runs)."""
+        rows = self.histograms[
+            (self.histograms["step"] == step) & (self.histograms["op"] == op) & (self.histograms["time"] == time)
+        ]
+        if rows.empty:
+            raise _native.ConfigError(f"invalid step: no {time} histogram for {op} in step {step!r}")
+        blob = _native.merge_histograms([bytes(b) for b in rows["histogram"]])
+        return _native.histogram_percentiles(blob, [q])[0]
+
+    def __repr__(self) -> str:
+        runs = ", ".join(f"{r.run_id} ({r.dbms}, {r.status})" for r in self.runs.itertuples())
+        return f"<ibench.Results {runs}: {len(self.steps)} steps>"
+
+    def _repr_html_(self) -> str:
+        cols = [c for c in ("run_id", "step", "status", "elapsed_s", "ips", "dps", "qps", "sla_ok", "verified")]
+        return f"<p>{self!r}</p>" + self.steps[cols].to_html(index=False)
+
+
+def load(path: PathLike | Iterable[PathLike]) -> Results:
+    """Loads one run directory, a folder of run directories, or a list of either."""
+    return Results(_run_dirs(path))

@@ -1,0 +1,52 @@
+"""Running the Insert Benchmark from Python."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Optional, Sequence, Union
+
+from ibench import _native
+from ibench.results import Results, load
+
+
+def run(
+    db: Optional[str] = None,
+    preset: str = "quick",
+    steps: Optional[Sequence[str]] = None,
+    out: Union[str, Path, None] = None,
+    label: Optional[str] = None,
+    seed: int = 0,
+    *,
+    config: Union[str, Path, None] = None,
+    progress: bool = True,
+    **params: Any,
+) -> Results:
+    """Runs the Insert Benchmark and returns its results.
+
+    ``db`` is a DSN (default: a SQLite file in the run directory); ``preset``
+    one of quick, small-1, small-4, large-12-cpu, large-12-io; ``steps`` a
+    list such as ``["l.i0", "l.x", "qr100"]``; ``out`` the directory under
+    which the run directory is created (default ``ibench-results``);
+    ``config`` a TOML file of parameters; ``params`` any other parameter
+    (``clients=4``, ``rows_l_i0=10**6``, ``delete_per_insert=False``, ...).
+
+    The GIL is released while the run executes; Ctrl-C stops it between
+    operations, writes the results so far, and raises KeyboardInterrupt.
+    A run that ends with an error raises :class:`ibench.Error` naming its
+    results directory (load it with :func:`ibench.load`).
+    """
+    layer: dict[str, Any] = {"preset": preset, "seed": seed, **params}
+    if db is not None:
+        layer["db"] = db
+    if steps is not None:
+        layer["steps"] = [steps] if isinstance(steps, str) else list(steps)
+    if label is not None:
+        layer["label"] = label
+    out_dir = Path(out) if out is not None else Path("ibench-results")
+    path, status, error = _native.run(
+        json.dumps([layer]), str(out_dir), None if config is None else str(config), progress
+    )
+    if status != "ok":
+        raise _native.Error(f"run ended with status {status}: {error}; results in {path}")
+    return load(path)

@@ -1,0 +1,287 @@
+//! `ibench run`: the Insert Benchmark on a database, with progress and a summary.
+
+use crate::error::{Error, Result};
+use crate::exec::{self, Observer};
+use crate::results::{RunRow, StepRow};
+use crate::workload::Config;
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::{json, Map, Value};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// With no arguments: the quick preset on a SQLite file under ./ibench-results/<run_id>/.
+#[derive(Debug, Args)]
+pub(super) struct RunArgs {
+    /// The database: sqlite:PATH, sqlite::memory:, or null:[?latency=exp:1ms&stall=2s@5s].
+    /// Default: a SQLite file in the run directory.
+    #[arg(long)]
+    db: Option<String>,
+    /// quick, small-1, small-4, large-12-cpu or large-12-io.
+    #[arg(long)]
+    preset: Option<String>,
+    /// Steps to run, comma-separated: l.i0,l.x,l.i1,l.i2,wait,qr100,qp100,... (default: all).
+    #[arg(long, value_delimiter = ',')]
+    steps: Option<Vec<String>>,
+    /// Clients (one table and up to three connections each).
+    #[arg(long)]
+    clients: Option<u32>,
+    /// Directory under which the run directory is created.
+    #[arg(long, default_value = "ibench-results")]
+    out: PathBuf,
+    /// A name for the run in reports.
+    #[arg(long)]
+    label: Option<String>,
+    /// A TOML file of parameters (the names below, with '_'); flags override it.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Seed of every generated row and query.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Rows per client in l.i0.
+    #[arg(long)]
+    rows_l_i0: Option<u64>,
+    /// Rows per client in l.i1.
+    #[arg(long)]
+    rows_l_i1: Option<u64>,
+    /// Rows per client in l.i2.
+    #[arg(long)]
+    rows_l_i2: Option<u64>,
+    /// Rows per commit in l.i0 (default 100).
+    #[arg(long)]
+    rows_per_commit_l_i0: Option<u32>,
+    /// Rows per commit in l.i1 (default 50).
+    #[arg(long)]
+    rows_per_commit_l_i1: Option<u32>,
+    /// Rows per commit in l.i2 (default 5).
+    #[arg(long)]
+    rows_per_commit_l_i2: Option<u32>,
+    /// Rows per commit of the background writes in q steps (default 50).
+    #[arg(long)]
+    rows_per_commit_q: Option<u32>,
+    /// Delete as many rows as are inserted in l.i1, l.i2 and the q steps (default true).
+    #[arg(long)]
+    delete_per_insert: Option<bool>,
+    /// Secondary indexes created by l.x, 0 to 3 (default 3).
+    #[arg(long)]
+    secondary_indexes: Option<u8>,
+    /// Seconds per q step: each inserts seconds × rate rows per client.
+    #[arg(long)]
+    query_seconds: Option<f64>,
+    /// Sleep of the wait step (default min(1200, 60 + rows_l_i0 / 10^6)).
+    #[arg(long)]
+    wait_seconds: Option<f64>,
+    /// Length of the data column: MIN..MAX (default 10..20).
+    #[arg(long, value_parser = super::gen::parse_length)]
+    data_length: Option<crate::gen::Length>,
+    /// Compressed/raw ratio of the data column (default 0.5).
+    #[arg(long)]
+    ratio: Option<f64>,
+    /// Let the database assign primary keys.
+    #[arg(long)]
+    server_keys: bool,
+    /// One table shared by all clients.
+    #[arg(long)]
+    shared_table: bool,
+    /// Stop any step after this many seconds.
+    #[arg(long)]
+    max_seconds: Option<f64>,
+    /// Length of the per-interval series in seconds (default 1).
+    #[arg(long)]
+    interval_seconds: Option<f64>,
+    /// No progress output.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+impl RunArgs {
+    /// The flags given, as a configuration layer.
+    fn layer(&self) -> Map<String, Value> {
+        let mut m = Map::new();
+        let mut put = |k: &str, v: Option<Value>| {
+            if let Some(v) = v {
+                m.insert(k.into(), v);
+            }
+        };
+        put("db", self.db.clone().map(Value::from));
+        put("preset", self.preset.clone().map(Value::from));
+        put("steps", self.steps.clone().map(|s| json!(s)));
+        put("clients", self.clients.map(Value::from));
+        put("label", self.label.clone().map(Value::from));
+        put("seed", self.seed.map(Value::from));
+        put("rows_l_i0", self.rows_l_i0.map(Value::from));
+        put("rows_l_i1", self.rows_l_i1.map(Value::from));
+        put("rows_l_i2", self.rows_l_i2.map(Value::from));
+        put("rows_per_commit_l_i0", self.rows_per_commit_l_i0.map(Value::from));
+        put("rows_per_commit_l_i1", self.rows_per_commit_l_i1.map(Value::from));
+        put("rows_per_commit_l_i2", self.rows_per_commit_l_i2.map(Value::from));
+        put("rows_per_commit_q", self.rows_per_commit_q.map(Value::from));
+        put("delete_per_insert", self.delete_per_insert.map(Value::from));
+        put("secondary_indexes", self.secondary_indexes.map(Value::from));
+        put("query_seconds", self.query_seconds.map(Value::from));
+        put("wait_seconds", self.wait_seconds.map(Value::from));
+        put(
+            "data_length",
+            self.data_length.map(|l| match l {
+                crate::gen::Length::Fixed(n) => json!([n, n]),
+                crate::gen::Length::Uniform { min, max } => json!([min, max]),
+            }),
+        );
+        put("ratio", self.ratio.map(Value::from));
+        put("server_keys", self.server_keys.then_some(Value::from(true)));
+        put("shared_table", self.shared_table.then_some(Value::from(true)));
+        put("max_seconds", self.max_seconds.map(Value::from));
+        put("interval_seconds", self.interval_seconds.map(Value::from));
+        m
+    }
+}
+
+/// Progress on a terminal: a bar per step with rate and ETA; elsewhere plain lines.
+struct Progress {
+    bar: Mutex<Option<ProgressBar>>,
+    terminal: bool,
+    quiet: bool,
+}
+
+impl Observer for Progress {
+    fn run_started(&self, run: &RunRow, dir: &Path) {
+        if !self.quiet {
+            eprintln!(
+                "run {} on {} {} -> {}",
+                run.run_id,
+                run.dbms,
+                run.dbms_version,
+                dir.display()
+            );
+        }
+    }
+    fn step_started(&self, step: &str, rows: Option<u64>) {
+        if self.quiet {
+            return;
+        }
+        if !self.terminal {
+            eprintln!("{step}: started");
+            return;
+        }
+        let bar = match rows {
+            Some(n) => ProgressBar::new(n).with_style(
+                ProgressStyle::with_template("{prefix:>7} {bar:30} {pos}/{len} rows {per_sec} eta {eta}")
+                    .expect("a valid template"),
+            ),
+            None => ProgressBar::new_spinner()
+                .with_style(ProgressStyle::with_template("{prefix:>7} {spinner} {elapsed}").expect("a valid template")),
+        };
+        bar.set_prefix(step.to_string());
+        bar.enable_steady_tick(Duration::from_millis(200));
+        *self.bar.lock().unwrap_or_else(|p| p.into_inner()) = Some(bar);
+    }
+    fn step_progress(&self, _step: &str, rows: u64, _elapsed: Duration) {
+        if let Some(bar) = self.bar.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+            bar.set_position(rows);
+        }
+    }
+    fn step_finished(&self, row: &StepRow) {
+        if let Some(bar) = self.bar.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            bar.finish_and_clear();
+        }
+        if !self.quiet {
+            eprintln!("{}", step_line(row));
+        }
+    }
+}
+
+fn step_line(s: &StepRow) -> String {
+    let mut line = format!("{:>7} {:<11} {:>8.1} s", s.step, s.status, s.elapsed_s);
+    if s.inserts > 0 {
+        line += &format!("  {:>10.0} ips", s.ips());
+    }
+    if s.queries > 0 {
+        line += &format!("  {:>9.0} qps", s.qps());
+    }
+    if let Some(ok) = s.sla_ok {
+        line += if ok { "  SLA met" } else { "  SLA MISSED" };
+    }
+    match s.verified {
+        Some(true) => line += "  verified",
+        Some(false) => line += &format!("  VERIFY FAILED: {}", s.verify_error.as_deref().unwrap_or("")),
+        None => {}
+    }
+    if let Some(e) = &s.error {
+        line += &format!("  error: {e}");
+    }
+    line
+}
+
+fn ms(v: Option<f64>) -> String {
+    v.filter(|v| !v.is_nan())
+        .map_or("-".into(), |v| format!("{:.2}", v / 1000.0))
+}
+
+/// The end-of-run table: throughput and p99 latencies per step.
+fn summary(steps: &[StepRow]) -> String {
+    let mut out = format!(
+        "{:>7} {:>9} {:>9} {:>10} {:>10} {:>9} {:>10} {:>10} {:>10} {:>5} {:>8}\n",
+        "step", "status", "secs", "ips", "dps", "qps", "ins p99", "ins svc", "qry p99", "SLA", "verified"
+    );
+    for s in steps {
+        let p99 = |op: crate::metrics::Op, service: bool| {
+            s.latencies
+                .iter()
+                .find(|(o, _, _)| *o == op)
+                .map(|(_, r, v)| if service { v[2] } else { r[2] })
+        };
+        out += &format!(
+            "{:>7} {:>9} {:>9.1} {:>10.0} {:>10.0} {:>9.0} {:>10} {:>10} {:>10} {:>5} {:>8}\n",
+            s.step,
+            s.status,
+            s.elapsed_s,
+            s.ips(),
+            s.dps(),
+            s.qps(),
+            ms(p99(crate::metrics::Op::Insert, false)),
+            ms(p99(crate::metrics::Op::Insert, true)),
+            ms(p99(crate::metrics::Op::Query, false)),
+            s.sla_ok.map_or("-", |ok| if ok { "yes" } else { "NO" }),
+            s.verified.map_or("-", |ok| if ok { "yes" } else { "NO" }),
+        );
+    }
+    out + "(latencies in ms: response-time p99 of inserts and queries, and the inserts' service-time p99)"
+}
+
+pub(super) fn run(args: RunArgs) -> Result<()> {
+    let mut layers = Vec::new();
+    if let Some(path) = &args.config {
+        layers.push(Config::layer_from_toml(path)?);
+    }
+    layers.push(args.layer());
+    let config = Config::resolve(&layers)?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    // A second Ctrl-C falls through to the default: the process ends at once.
+    let _ = ctrlc::set_handler(move || {
+        if flag.swap(true, Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+    });
+    let observer = Progress {
+        bar: Mutex::new(None),
+        terminal: std::io::stderr().is_terminal(),
+        quiet: args.quiet,
+    };
+    let outcome = exec::run(&config, &args.out, &observer, &stop)?;
+    println!("{}", summary(&outcome.results.steps));
+    println!("results: {}", outcome.dir.display());
+    match outcome.results.run.status.as_str() {
+        "ok" => Ok(()),
+        status => Err(Error::database(
+            outcome.results.run.target.clone(),
+            format!(
+                "run {status}: {}",
+                outcome.results.run.error.clone().unwrap_or_default()
+            ),
+        )),
+    }
+}

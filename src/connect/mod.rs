@@ -1,0 +1,120 @@
+//! Connectors: one module per database, each opening sessions (one connection
+//! used by one thread). Nothing here knows about steps or timing.
+
+mod null;
+mod sqlite;
+
+use crate::error::{Error, Result};
+use crate::gen::{RangeQuery, Row, Rows};
+use std::ops::Range;
+
+pub use null::NullConnector;
+pub use sqlite::SqliteConnector;
+
+/// A table's row count and key bounds, as the database reports them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bounds {
+    /// `COUNT(*)`.
+    pub count: u64,
+    /// The smallest primary key, if any row.
+    pub min: Option<u64>,
+    /// The largest primary key, if any row.
+    pub max: Option<u64>,
+}
+
+/// A database that can hold Insert Benchmark tables.
+pub trait Connector: Send + Sync {
+    /// The DBMS name recorded with results ("sqlite", "null").
+    fn dbms(&self) -> &'static str;
+    /// The target as recorded: the DSN without any password.
+    fn target(&self) -> String;
+    /// The server or library version.
+    fn version(&self) -> Result<String>;
+    /// Settings the connector applied (name, value), recorded with the run.
+    fn settings(&self) -> Vec<(String, String)>;
+    /// Opens a session: one connection for one thread.
+    fn session(&self) -> Result<Box<dyn Session>>;
+    /// Bytes the database occupies, when known.
+    fn size_bytes(&self) -> Option<u64>;
+}
+
+/// One connection, used by one thread.
+pub trait Session: Send {
+    /// Drops `table` if it exists and creates it empty, primary key only.
+    fn create_table(&mut self, table: &str, server_keys: bool) -> Result<()>;
+    /// Creates the first `count` secondary indexes of `table`.
+    fn create_indexes(&mut self, table: &str, count: usize) -> Result<()>;
+    /// Inserts `rows` in one transaction (without `transactionid` when the
+    /// server assigns keys).
+    fn insert(&mut self, table: &str, rows: &Rows, server_keys: bool) -> Result<()>;
+    /// Deletes the rows with keys in `keys` in one transaction; returns how many.
+    fn delete(&mut self, table: &str, keys: Range<u64>) -> Result<u64>;
+    /// Runs a covering range query (through the index when `indexed`); returns rows read.
+    fn range_query(&mut self, table: &str, query: &RangeQuery, indexed: bool) -> Result<usize>;
+    /// Runs a primary-key multi-get; returns rows found.
+    fn point_query(&mut self, table: &str, keys: &[u64]) -> Result<usize>;
+    /// The maintenance of the wait step.
+    fn maintain(&mut self, tables: &[String]) -> Result<()>;
+    /// Row count and key bounds, or `None` when the database keeps no rows.
+    fn bounds(&mut self, table: &str) -> Result<Option<Bounds>>;
+    /// The stored rows with these keys (for verify), in key order.
+    fn rows(&mut self, table: &str, keys: &[u64]) -> Result<Vec<Row>>;
+}
+
+/// Opens the connector a DSN names: `sqlite:PATH`, `sqlite::memory:`, `null:[?options]`.
+pub fn open(dsn: &str) -> Result<Box<dyn Connector>> {
+    let (scheme, rest) = dsn.split_once(':').ok_or_else(|| {
+        Error::config(
+            "db",
+            format!(
+                "{:?} is not a DSN; expected sqlite:PATH, sqlite::memory: or null:",
+                redact(dsn)
+            ),
+        )
+    })?;
+    match scheme {
+        "sqlite" => Ok(Box::new(SqliteConnector::new(rest)?)),
+        "null" => Ok(Box::new(NullConnector::new(rest)?)),
+        _ => Err(Error::config(
+            "db",
+            format!(
+                "unknown database scheme {scheme:?} in {:?}; expected sqlite or null",
+                redact(dsn)
+            ),
+        )),
+    }
+}
+
+/// The DSN with any password replaced by `***` (`scheme://user:pass@host` form).
+pub fn redact(dsn: &str) -> String {
+    if let Some((scheme, rest)) = dsn.split_once("://") {
+        if let Some((userinfo, host)) = rest.split_once('@') {
+            if let Some((user, _)) = userinfo.split_once(':') {
+                return format!("{scheme}://{user}:***@{host}");
+            }
+        }
+    }
+    dsn.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_never_survive_redaction() {
+        assert_eq!(
+            redact("postgres://bob:s3cret@db:5432/x"),
+            "postgres://bob:***@db:5432/x"
+        );
+        assert_eq!(redact("sqlite:/tmp/x.db"), "sqlite:/tmp/x.db");
+    }
+
+    #[test]
+    fn malformed_and_unknown_dsns_are_errors_naming_db() {
+        for bad in ["nocolon", "oracle://x", "sqlite:"] {
+            let e = open(bad).err().expect("an error").to_string();
+            assert!(e.starts_with("invalid db:"), "{e}");
+        }
+    }
+}

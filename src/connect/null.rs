@@ -1,0 +1,225 @@
+//! `null:` — a database that does nothing, to measure the harness itself. It
+//! can inject latency so tests (and users) can see what the harness measures
+//! and what coordinated omission does:
+//!
+//! * `latency=fixed:250us` — every operation takes 250 µs;
+//! * `latency=exp:1ms` — exponentially distributed, mean 1 ms (seeded);
+//! * `stall=2s@5s` — operations that run 5 s after the connector opened wait
+//!   until 7 s (repeatable: `stall=2s@5s,1s@20s`).
+//!
+//! Durations take `ns`, `us`, `ms` or `s`.
+
+use super::{Bounds, Connector, Session};
+use crate::error::{Error, Result};
+use crate::gen::{RangeQuery, Row, Rows};
+use rand_core::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Injected latency per operation.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Latency {
+    None,
+    Fixed(Duration),
+    Exponential(Duration),
+}
+
+/// The null connector.
+pub struct NullConnector {
+    dsn: String,
+    latency: Latency,
+    stalls: Arc<Vec<(Duration, Duration)>>,
+    opened: Instant,
+    sessions: AtomicU64,
+}
+
+/// Parses `250us`, `1ms`, `2s`, `10ns`, `1.5s`.
+pub(crate) fn parse_duration(name: &str, text: &str) -> Result<Duration> {
+    let split = text.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(text.len());
+    let (num, unit) = text.split_at(split);
+    let value: f64 = num
+        .parse()
+        .map_err(|_| Error::config(name, format!("{text:?} is not a duration like 250us, 1ms or 2s")))?;
+    let scale = match unit {
+        "ns" => 1e-9,
+        "us" | "µs" => 1e-6,
+        "ms" => 1e-3,
+        "s" => 1.0,
+        _ => return Err(Error::config(name, format!("{text:?}: unit must be ns, us, ms or s"))),
+    };
+    if !(value.is_finite() && value >= 0.0) {
+        return Err(Error::config(name, format!("{text:?} must be ≥ 0")));
+    }
+    Ok(Duration::from_secs_f64(value * scale))
+}
+
+impl NullConnector {
+    /// Parses the part of the DSN after `null:` (`?latency=...&stall=...`).
+    pub fn new(rest: &str) -> Result<Self> {
+        let query = rest.trim_start_matches("//").trim_start_matches('?');
+        let mut latency = Latency::None;
+        let mut stalls = Vec::new();
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            let (key, value) = pair
+                .split_once('=')
+                .ok_or_else(|| Error::config("db", format!("null: option {pair:?} is not key=value")))?;
+            match key {
+                "latency" => {
+                    let (kind, d) = value.split_once(':').ok_or_else(|| {
+                        Error::config(
+                            "db",
+                            format!("null: latency {value:?}: expected fixed:DURATION or exp:DURATION"),
+                        )
+                    })?;
+                    let d = parse_duration("db", d)?;
+                    latency = match kind {
+                        "fixed" => Latency::Fixed(d),
+                        "exp" => Latency::Exponential(d),
+                        _ => {
+                            return Err(Error::config(
+                                "db",
+                                format!("null: latency kind {kind:?}: expected fixed or exp"),
+                            ))
+                        }
+                    };
+                }
+                "stall" => {
+                    for s in value.split(',') {
+                        let (len, at) = s
+                            .split_once('@')
+                            .ok_or_else(|| Error::config("db", format!("null: stall {s:?}: expected LENGTH@TIME")))?;
+                        stalls.push((parse_duration("db", at)?, parse_duration("db", len)?));
+                    }
+                }
+                _ => {
+                    return Err(Error::config(
+                        "db",
+                        format!("null: unknown option {key:?}; expected latency or stall"),
+                    ))
+                }
+            }
+        }
+        Ok(NullConnector {
+            dsn: format!("null:{rest}"),
+            latency,
+            stalls: Arc::new(stalls),
+            opened: Instant::now(),
+            sessions: AtomicU64::new(0),
+        })
+    }
+}
+
+impl Connector for NullConnector {
+    fn dbms(&self) -> &'static str {
+        "null"
+    }
+    fn target(&self) -> String {
+        self.dsn.clone()
+    }
+    fn version(&self) -> Result<String> {
+        Ok(env!("CARGO_PKG_VERSION").to_string())
+    }
+    fn settings(&self) -> Vec<(String, String)> {
+        vec![
+            ("latency".into(), format!("{:?}", self.latency)),
+            ("stalls".into(), format!("{:?}", self.stalls)),
+        ]
+    }
+    fn session(&self) -> Result<Box<dyn Session>> {
+        let n = self.sessions.fetch_add(1, Ordering::Relaxed);
+        Ok(Box::new(NullSession {
+            latency: self.latency,
+            stalls: self.stalls.clone(),
+            opened: self.opened,
+            rng: Xoshiro256PlusPlus::seed_from_u64(n),
+        }))
+    }
+    fn size_bytes(&self) -> Option<u64> {
+        None
+    }
+}
+
+struct NullSession {
+    latency: Latency,
+    stalls: Arc<Vec<(Duration, Duration)>>,
+    opened: Instant,
+    rng: Xoshiro256PlusPlus,
+}
+
+/// Waits until `deadline`: sleeps while far from it, then spins, so injected
+/// latencies are accurate to about a microsecond.
+fn wait_until(deadline: Instant) {
+    loop {
+        let now = Instant::now();
+        if now >= deadline {
+            return;
+        }
+        let left = deadline - now;
+        if left > Duration::from_micros(200) {
+            std::thread::sleep(left - Duration::from_micros(150));
+        } else {
+            std::hint::spin_loop();
+        }
+    }
+}
+
+impl NullSession {
+    fn operate(&mut self) -> Result<()> {
+        let start = Instant::now();
+        let since = start - self.opened;
+        let mut end = start
+            + match self.latency {
+                Latency::None => Duration::ZERO,
+                Latency::Fixed(d) => d,
+                Latency::Exponential(mean) => {
+                    let u = ((self.rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+                    mean.mul_f64(-u.ln())
+                }
+            };
+        for &(at, len) in self.stalls.iter() {
+            if since >= at && since < at + len {
+                end = end.max(self.opened + at + len);
+            }
+        }
+        if end > start {
+            wait_until(end);
+        }
+        Ok(())
+    }
+}
+
+impl Session for NullSession {
+    fn create_table(&mut self, _: &str, _: bool) -> Result<()> {
+        Ok(())
+    }
+    fn create_indexes(&mut self, _: &str, _: usize) -> Result<()> {
+        self.operate()
+    }
+    fn insert(&mut self, _: &str, _: &Rows, _: bool) -> Result<()> {
+        self.operate()
+    }
+    fn delete(&mut self, _: &str, keys: Range<u64>) -> Result<u64> {
+        self.operate()?;
+        Ok(keys.end - keys.start)
+    }
+    fn range_query(&mut self, _: &str, _: &RangeQuery, _: bool) -> Result<usize> {
+        self.operate()?;
+        Ok(0)
+    }
+    fn point_query(&mut self, _: &str, _: &[u64]) -> Result<usize> {
+        self.operate()?;
+        Ok(0)
+    }
+    fn maintain(&mut self, _: &[String]) -> Result<()> {
+        Ok(())
+    }
+    fn bounds(&mut self, _: &str) -> Result<Option<Bounds>> {
+        Ok(None)
+    }
+    fn rows(&mut self, _: &str, _: &[u64]) -> Result<Vec<Row>> {
+        Ok(Vec::new())
+    }
+}

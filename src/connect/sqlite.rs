@@ -1,0 +1,306 @@
+//! `sqlite:PATH` or `sqlite::memory:` — embedded SQLite (rusqlite, bundled).
+//!
+//! Files use WAL with `synchronous=NORMAL`; each session is its own
+//! connection, writers wait on each other through `busy_timeout`. An
+//! in-memory database is one connection that sessions share (SQLite cannot
+//! share a private in-memory database between connections).
+//! `dateandtime` is stored as INTEGER microseconds since the Unix epoch.
+
+use super::{Bounds, Connector, Session};
+use crate::error::{Error, Result};
+use crate::gen::{RangeQuery, Row, Rows, SecondaryIndex};
+use rusqlite::{params_from_iter, Connection, OpenFlags};
+
+use std::ops::Range;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+const PRAGMAS: [(&str, &str); 3] = [
+    ("journal_mode", "WAL"),
+    ("synchronous", "NORMAL"),
+    ("busy_timeout", "60000"),
+];
+
+enum Location {
+    File(PathBuf),
+    Memory(Arc<Mutex<Connection>>),
+}
+
+/// The SQLite connector.
+pub struct SqliteConnector {
+    location: Location,
+    target: String,
+}
+
+fn db_err(target: &str, what: &str, e: rusqlite::Error) -> Error {
+    Error::database(target, format!("{what}: {e}"))
+}
+
+fn configure(conn: &Connection, target: &str) -> Result<()> {
+    for (name, value) in PRAGMAS {
+        conn.pragma_update(None, name, value)
+            .map_err(|e| db_err(target, &format!("PRAGMA {name}"), e))?;
+    }
+    Ok(())
+}
+
+impl SqliteConnector {
+    /// `rest` is what follows `sqlite:`: a path or `:memory:`.
+    pub fn new(rest: &str) -> Result<Self> {
+        let target = format!("sqlite:{rest}");
+        if rest.is_empty() {
+            return Err(Error::config(
+                "db",
+                "sqlite: needs a path (sqlite:PATH) or sqlite::memory:",
+            ));
+        }
+        let location = if rest == ":memory:" {
+            let conn = Connection::open_in_memory().map_err(|e| db_err(&target, "open", e))?;
+            Location::Memory(Arc::new(Mutex::new(conn)))
+        } else {
+            let path = PathBuf::from(rest);
+            // Open once now so a bad path fails before any work.
+            let conn = Connection::open_with_flags(&path, OpenFlags::default())
+                .map_err(|e| db_err(&target, &format!("cannot open {}", path.display()), e))?;
+            configure(&conn, &target)?;
+            Location::File(path)
+        };
+        Ok(SqliteConnector { location, target })
+    }
+}
+
+impl Connector for SqliteConnector {
+    fn dbms(&self) -> &'static str {
+        "sqlite"
+    }
+    fn target(&self) -> String {
+        self.target.clone()
+    }
+    fn version(&self) -> Result<String> {
+        Ok(rusqlite::version().to_string())
+    }
+    fn settings(&self) -> Vec<(String, String)> {
+        match self.location {
+            Location::File(_) => PRAGMAS.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            Location::Memory(_) => vec![("journal_mode".into(), "memory".into())],
+        }
+    }
+    fn session(&self) -> Result<Box<dyn Session>> {
+        let conn = match &self.location {
+            Location::File(path) => {
+                let conn = Connection::open(path).map_err(|e| db_err(&self.target, "open", e))?;
+                configure(&conn, &self.target)?;
+                Conn::Own(Box::new(conn))
+            }
+            Location::Memory(shared) => Conn::Shared(shared.clone()),
+        };
+        Ok(Box::new(SqliteSession {
+            conn,
+            target: self.target.clone(),
+        }))
+    }
+    fn size_bytes(&self) -> Option<u64> {
+        match &self.location {
+            Location::File(path) => {
+                let size = |suffix: &str| {
+                    let mut p = path.clone().into_os_string();
+                    p.push(suffix);
+                    std::fs::metadata(p).map(|m| m.len()).unwrap_or(0)
+                };
+                Some(size("") + size("-wal"))
+            }
+            Location::Memory(_) => None,
+        }
+    }
+}
+
+enum Conn {
+    Own(Box<Connection>),
+    Shared(Arc<Mutex<Connection>>),
+}
+
+struct SqliteSession {
+    conn: Conn,
+    target: String,
+}
+
+impl SqliteSession {
+    fn with<T>(&mut self, what: &str, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T> {
+        let result = match &self.conn {
+            Conn::Own(c) => f(c),
+            Conn::Shared(m) => f(&m.lock().unwrap_or_else(|p| p.into_inner())),
+        };
+        result.map_err(|e| db_err(&self.target, what, e))
+    }
+}
+
+fn placeholders(n: usize) -> String {
+    vec!["?"; n].join(",")
+}
+
+impl Session for SqliteSession {
+    fn create_table(&mut self, table: &str, _server_keys: bool) -> Result<()> {
+        // INTEGER PRIMARY KEY is the rowid: inserting without it lets SQLite
+        // assign max + 1, the auto-increment of the reference.
+        let sql = format!(
+            "DROP TABLE IF EXISTS {table};
+             CREATE TABLE {table} (
+               transactionid INTEGER PRIMARY KEY,
+               dateandtime INTEGER NOT NULL,
+               cashregisterid INTEGER NOT NULL,
+               customerid INTEGER NOT NULL,
+               productid INTEGER NOT NULL,
+               price INTEGER NOT NULL,
+               data TEXT NOT NULL)"
+        );
+        self.with("create table", |c| c.execute_batch(&sql))
+    }
+
+    fn create_indexes(&mut self, table: &str, count: usize) -> Result<()> {
+        for index in SecondaryIndex::ALL.iter().take(count) {
+            let sql = format!(
+                "CREATE INDEX {table}_{} ON {table} ({})",
+                index.suffix(),
+                index.columns().join(", ")
+            );
+            self.with("create index", |c| c.execute_batch(&sql))?;
+        }
+        Ok(())
+    }
+
+    fn insert(&mut self, table: &str, rows: &Rows, server_keys: bool) -> Result<()> {
+        let n = rows.len();
+        let (cols, per_row) = if server_keys {
+            ("dateandtime, cashregisterid, customerid, productid, price, data", 6)
+        } else {
+            (
+                "transactionid, dateandtime, cashregisterid, customerid, productid, price, data",
+                7,
+            )
+        };
+        let one = format!("({})", placeholders(per_row));
+        let sql = format!(
+            "INSERT INTO {table} ({cols}) VALUES {}",
+            vec![one.as_str(); n].join(",")
+        );
+        let data = |i: usize| {
+            let b = &rows.data[rows.data_offsets[i] as usize..rows.data_offsets[i + 1] as usize];
+            std::str::from_utf8(b).expect("data is ASCII")
+        };
+        self.with("insert", |c| {
+            let mut stmt = c.prepare_cached(&sql)?;
+            // Bind in place: no per-row allocation on the hot path.
+            let mut p = 1;
+            for i in 0..n {
+                if !server_keys {
+                    stmt.raw_bind_parameter(p, rows.transactionid[i])?;
+                    p += 1;
+                }
+                stmt.raw_bind_parameter(p, rows.dateandtime[i])?;
+                stmt.raw_bind_parameter(p + 1, rows.cashregisterid[i])?;
+                stmt.raw_bind_parameter(p + 2, rows.customerid[i])?;
+                stmt.raw_bind_parameter(p + 3, rows.productid[i])?;
+                stmt.raw_bind_parameter(p + 4, rows.price[i])?;
+                stmt.raw_bind_parameter(p + 5, data(i))?;
+                p += 6;
+            }
+            stmt.raw_execute()?;
+            Ok(())
+        })
+    }
+
+    fn delete(&mut self, table: &str, keys: Range<u64>) -> Result<u64> {
+        let sql = format!("DELETE FROM {table} WHERE transactionid >= ? AND transactionid < ?");
+        self.with("delete", |c| {
+            let n = c.prepare_cached(&sql)?.execute([keys.start as i64, keys.end as i64])?;
+            Ok(n as u64)
+        })
+    }
+
+    fn range_query(&mut self, table: &str, query: &RangeQuery, indexed: bool) -> Result<usize> {
+        let cols = query.index.columns();
+        let hint = if indexed {
+            format!("INDEXED BY {table}_{}", query.index.suffix())
+        } else {
+            String::new()
+        };
+        let sql = format!(
+            "SELECT {c} FROM {table} {hint} WHERE {lead} >= ? ORDER BY {c} LIMIT 10",
+            c = cols.join(", "),
+            lead = cols[0]
+        );
+        self.with("range query", |c| {
+            let mut stmt = c.prepare_cached(&sql)?;
+            let mut rows = stmt.query([query.lower])?;
+            let mut n = 0;
+            while rows.next()?.is_some() {
+                n += 1;
+            }
+            Ok(n)
+        })
+    }
+
+    fn point_query(&mut self, table: &str, keys: &[u64]) -> Result<usize> {
+        let sql = format!(
+            "SELECT transactionid, productid, data FROM {table} WHERE transactionid IN ({})",
+            placeholders(keys.len())
+        );
+        self.with("point query", |c| {
+            let mut stmt = c.prepare_cached(&sql)?;
+            let mut rows = stmt.query(params_from_iter(keys.iter().map(|&k| k as i64)))?;
+            let mut n = 0;
+            while rows.next()?.is_some() {
+                n += 1;
+            }
+            Ok(n)
+        })
+    }
+
+    fn maintain(&mut self, tables: &[String]) -> Result<()> {
+        for t in tables {
+            self.with("analyze", |c| c.execute_batch(&format!("ANALYZE {t}")))?;
+        }
+        self.with("checkpoint", |c| c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)"))
+    }
+
+    fn bounds(&mut self, table: &str) -> Result<Option<Bounds>> {
+        let sql = format!("SELECT COUNT(*), MIN(transactionid), MAX(transactionid) FROM {table}");
+        self.with("bounds", |c| {
+            c.query_row(&sql, [], |r| {
+                Ok(Some(Bounds {
+                    count: r.get::<_, i64>(0)? as u64,
+                    min: r.get::<_, Option<i64>>(1)?.map(|v| v as u64),
+                    max: r.get::<_, Option<i64>>(2)?.map(|v| v as u64),
+                }))
+            })
+        })
+    }
+
+    fn rows(&mut self, table: &str, keys: &[u64]) -> Result<Vec<Row>> {
+        let mut out = Vec::with_capacity(keys.len());
+        for chunk in keys.chunks(500) {
+            let sql = format!(
+                "SELECT transactionid, dateandtime, cashregisterid, customerid, productid, price, data
+                 FROM {table} WHERE transactionid IN ({}) ORDER BY transactionid",
+                placeholders(chunk.len())
+            );
+            let part = self.with("read rows", |c| {
+                let mut stmt = c.prepare(&sql)?;
+                let rows = stmt.query_map(params_from_iter(chunk.iter().map(|&k| k as i64)), |r| {
+                    Ok(Row {
+                        transactionid: r.get(0)?,
+                        dateandtime: r.get(1)?,
+                        cashregisterid: r.get(2)?,
+                        customerid: r.get(3)?,
+                        productid: r.get(4)?,
+                        price: r.get(5)?,
+                        data: r.get(6)?,
+                    })
+                })?;
+                rows.collect::<rusqlite::Result<Vec<_>>>()
+            })?;
+            out.extend(part);
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,288 @@
+//! How to run a workload: steps in order, each with a thread per connection
+//! role per client, measured honestly; results written after every step.
+//! Nothing here prints: progress goes to an [`Observer`].
+
+mod pacing;
+mod step;
+mod tables;
+mod verify;
+
+pub use pacing::Schedule;
+pub use tables::TableState;
+
+use crate::connect::{self, Connector};
+use crate::error::{Error, Result};
+use crate::gen::Window;
+use crate::metrics::{percentile_us, serialize, Op};
+use crate::results::{HistogramRow, RunResults, RunRow, StepRow, PERCENTILES};
+use crate::workload::{Config, Step};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+use step::{rows_per_commit, run_step, unix_micros, StepPlan};
+
+/// Hears about a run's progress (the CLI draws bars, Python prints lines).
+pub trait Observer: Sync {
+    /// The run directory exists and the database is open.
+    fn run_started(&self, _run: &RunRow, _dir: &Path) {}
+    /// A step starts; `rows` is how many rows it will insert, if it inserts.
+    fn step_started(&self, _step: &str, _rows: Option<u64>) {}
+    /// About ten times a second during a step: rows inserted so far.
+    fn step_progress(&self, _step: &str, _rows: u64, _elapsed: Duration) {}
+    /// A step ended and its results are written.
+    fn step_finished(&self, _row: &StepRow) {}
+}
+
+/// An observer that ignores everything.
+pub struct Silent;
+impl Observer for Silent {}
+
+/// A finished (or stopped) run: where its files are and what they hold.
+#[derive(Debug)]
+pub struct RunOutcome {
+    /// The run directory.
+    pub dir: PathBuf,
+    /// The results, as written.
+    pub results: RunResults,
+}
+
+/// A run id that sorts by start time: `20261129T233000Z-1a2b3c`.
+fn run_id() -> String {
+    let micros = unix_micros();
+    let secs = micros.div_euclid(1_000_000);
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + (month <= 2) as i64;
+    let tag = (micros as u64 ^ (std::process::id() as u64).rotate_left(20)) & 0xff_ffff;
+    format!(
+        "{year:04}{month:02}{day:02}T{:02}{:02}{:02}Z-{tag:06x}",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .or_else(|_| std::env::var("HOSTNAME"))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+/// Runs `config`'s steps, writing results under `out/<run_id>/`.
+///
+/// Bad input (configuration, DSN, output directory) is an error before any
+/// work. Once the run has started, a failing step or `stop` (Ctrl-C) ends the
+/// run with its status and error recorded in the files, and this returns
+/// `Ok` with that status in `results.run`.
+pub fn run(config: &Config, out: &Path, observer: &dyn Observer, stop: &AtomicBool) -> Result<RunOutcome> {
+    config.check()?;
+    let steps = config.parsed_steps()?;
+    let id = run_id();
+    let dir = out.join(&id);
+    let make_dir = || {
+        std::fs::create_dir_all(&dir).map_err(|source| Error::Io {
+            action: "cannot create the output directory",
+            path: dir.clone(),
+            source,
+        })
+    };
+    let mut config = config.clone();
+    let connector: Box<dyn Connector> = if config.db.is_empty() {
+        make_dir()?;
+        config.db = format!("sqlite:{}", dir.join("ibench.sqlite").display());
+        connect::open(&config.db)?
+    } else {
+        let c = connect::open(&config.db)?;
+        make_dir()?;
+        c
+    };
+    let settings: serde_json::Map<String, serde_json::Value> =
+        connector.settings().into_iter().map(|(k, v)| (k, v.into())).collect();
+    let mut results = RunResults {
+        run: RunRow {
+            run_id: id.clone(),
+            started_at_us: unix_micros(),
+            ibench_version: env!("CARGO_PKG_VERSION").into(),
+            build_profile: if cfg!(debug_assertions) { "debug" } else { "release" }.into(),
+            seed: config.seed,
+            dbms: connector.dbms().into(),
+            dbms_version: connector.version()?,
+            label: config.label.clone(),
+            target: connector.target(),
+            host: host_name(),
+            cpus: std::thread::available_parallelism()
+                .map(|n| n.get() as u32)
+                .unwrap_or(1),
+            // The recorded configuration names the database as its target: no password.
+            config: serde_json::to_string(&Config {
+                db: connector.target(),
+                ..config.clone()
+            })
+            .expect("a config serializes"),
+            settings: serde_json::Value::Object(settings).to_string(),
+            status: "running".into(),
+            error: None,
+        },
+        ..RunResults::default()
+    };
+    results.write(&dir)?;
+    observer.run_started(&results.run, &dir);
+
+    let outcome = run_steps(&config, &steps, connector.as_ref(), &mut results, &dir, observer, stop);
+    if let Err(e) = outcome {
+        results.run.status = if matches!(e, Error::Interrupted) {
+            "interrupted"
+        } else {
+            "error"
+        }
+        .into();
+        results.run.error = Some(e.to_string());
+    } else if results.run.status == "running" {
+        results.run.status = "ok".into();
+    }
+    results.write(&dir)?;
+    Ok(RunOutcome { dir, results })
+}
+
+fn run_steps(
+    config: &Config,
+    steps: &[Step],
+    connector: &dyn Connector,
+    results: &mut RunResults,
+    dir: &Path,
+    observer: &dyn Observer,
+    stop: &AtomicBool,
+) -> Result<()> {
+    let first_key = if config.server_keys { 1 } else { 0 };
+    let loads = steps.contains(&Step::LoadI0);
+    let inserters = if config.shared_table {
+        config.clients as usize
+    } else {
+        1
+    };
+    let mut tables = Vec::new();
+    let mut session = connector.session()?;
+    for t in 0..config.tables() {
+        let name = format!("pi{}", t + 1);
+        let window = if loads {
+            Window::new(first_key)
+        } else {
+            // Continue tables an earlier run loaded: the database says where they are.
+            match session.bounds(&name)? {
+                Some(b) if b.count > 0 => Window {
+                    tail: b.min.unwrap_or(first_key),
+                    head: b.max.map_or(first_key, |m| m + 1),
+                },
+                _ => Window::new(first_key),
+            }
+        };
+        tables.push(TableState::new(name, t as u64, window, inserters));
+    }
+    drop(session);
+    let mut indexed = !loads;
+    for (ordinal, &step) in steps.iter().enumerate() {
+        if stop.load(Ordering::Relaxed) {
+            return Err(Error::Interrupted);
+        }
+        if step == Step::LoadI0 {
+            let mut s = connector.session()?;
+            for t in &mut tables {
+                s.create_table(&t.name, config.server_keys)?;
+                *t = TableState::new(t.name.clone(), t.number, Window::new(first_key), inserters);
+            }
+            indexed = false;
+        }
+        let plan = StepPlan {
+            config,
+            connector,
+            tables: &tables,
+            step,
+            ordinal: ordinal as u64,
+            indexed,
+            stop,
+            observer,
+        };
+        let out = run_step(&plan);
+        if step == Step::CreateIndexes && out.status == "ok" {
+            indexed = true;
+        }
+        let mut row = StepRow {
+            run_id: results.run.run_id.clone(),
+            step: step.to_string(),
+            status: out.status.into(),
+            error: out.error.clone(),
+            started_at_us: out.started_at_us,
+            elapsed_s: out.elapsed_s,
+            clients: config.clients,
+            rows_per_commit: rows_per_commit(config, step),
+            inserts: out.inserts,
+            deletes: out.deletes,
+            queries: out.queries,
+            indexed_rows: (step == Step::CreateIndexes).then_some(out.indexed_rows),
+            errors: out.errors,
+            ..StepRow::default()
+        };
+        if let Step::Query { rate, .. } = step {
+            let target = rate as f64 * config.clients as f64;
+            row.target_ips = Some(target);
+            // A verdict only for a step that ran its course.
+            row.sla_ok = (out.status == "ok").then(|| row.ips() >= 0.95 * target);
+        }
+        for (op, lat) in &out.latencies {
+            let p = |h| PERCENTILES.map(|(q, _)| percentile_us(h, q));
+            row.latencies.push((*op, p(&lat.response), p(&lat.service)));
+            for (time, h) in [("response", &lat.response), ("service", &lat.service)] {
+                results.histograms.push(HistogramRow {
+                    run_id: results.run.run_id.clone(),
+                    step: row.step.clone(),
+                    op: *op,
+                    time,
+                    count: h.len(),
+                    histogram: serialize(h),
+                });
+            }
+        }
+        if step.writes() && out.status != "error" {
+            match verify::verify(config, connector, &tables, ordinal as u64) {
+                Ok(None) => {}
+                Ok(Some(Ok(()))) => row.verified = Some(true),
+                Ok(Some(Err(what))) => {
+                    row.verified = Some(false);
+                    row.verify_error = Some(what);
+                }
+                Err(e) => {
+                    row.verified = Some(false);
+                    row.verify_error = Some(format!("verify could not run: {e}"));
+                }
+            }
+        }
+        row.db_size_bytes = connector.size_bytes();
+        let (status, error) = (row.status.clone(), row.error.clone());
+        results
+            .intervals
+            .extend(out.intervals.into_iter().map(|r| (row.step.clone(), r)));
+        results.steps.push(row);
+        results.write(dir)?;
+        observer.step_finished(results.steps.last().expect("just pushed"));
+        match status.as_str() {
+            "error" => return Err(Error::database(connector.target(), error.unwrap_or_default())),
+            "interrupted" => return Err(Error::Interrupted),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Op names in result tables, for presenters.
+pub fn op_name(op: Op) -> &'static str {
+    op.name()
+}

@@ -1,0 +1,137 @@
+//! `ibench.run`: runs a workload without the GIL, reports progress through
+//! Python (so it shows in Jupyter), and turns Ctrl-C into a clean stop.
+
+use crate::exec::{self, Observer};
+use crate::results::{RunRow, StepRow};
+use crate::workload::Config;
+use pyo3::prelude::*;
+use serde_json::{Map, Value};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Sends progress lines to the Python thread that waits for the run.
+struct Lines(Mutex<mpsc::Sender<String>>);
+
+impl Lines {
+    fn send(&self, line: String) {
+        let _ = self.0.lock().unwrap_or_else(|p| p.into_inner()).send(line);
+    }
+}
+
+impl Observer for Lines {
+    fn run_started(&self, run: &RunRow, dir: &Path) {
+        self.send(format!(
+            "run {} on {} {} -> {}",
+            run.run_id,
+            run.dbms,
+            run.dbms_version,
+            dir.display()
+        ));
+    }
+    fn step_finished(&self, s: &StepRow) {
+        let mut line = format!("{:>7} {:<11} {:>7.1} s", s.step, s.status, s.elapsed_s);
+        if s.inserts > 0 {
+            line += &format!(" {:>10.0} ips", s.ips());
+        }
+        if s.queries > 0 {
+            line += &format!(" {:>9.0} qps", s.qps());
+        }
+        if let Some(v) = s.verified {
+            line += if v { "  verified" } else { "  VERIFY FAILED" };
+        }
+        self.send(line);
+    }
+}
+
+/// Runs the configuration resolved from `layers` (JSON list of objects, the
+/// later overriding the earlier) and an optional TOML file; returns the run
+/// directory, its status and its error.
+#[pyfunction]
+#[pyo3(signature = (layers, out, config_file=None, progress=true))]
+fn run(
+    py: Python<'_>,
+    layers: &str,
+    out: PathBuf,
+    config_file: Option<PathBuf>,
+    progress: bool,
+) -> PyResult<(String, String, Option<String>)> {
+    let parsed: Vec<Map<String, Value>> =
+        serde_json::from_str(layers).map_err(|e| crate::Error::config("params", e.to_string()))?;
+    let mut all = Vec::new();
+    if let Some(path) = &config_file {
+        all.push(Config::layer_from_toml(path)?);
+    }
+    all.extend(parsed);
+    let config = Config::resolve(&all)?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = mpsc::channel();
+    let worker = {
+        let stop = stop.clone();
+        std::thread::spawn(move || exec::run(&config, &out, &Lines(Mutex::new(tx)), &stop))
+    };
+    let print = |py: Python<'_>, line: String| -> PyResult<()> {
+        if progress {
+            let sys = py.import("sys")?;
+            sys.getattr("stderr")?.call_method1("write", (line + "\n",))?;
+        }
+        Ok(())
+    };
+    let rx = Mutex::new(rx);
+    let mut interrupted = None;
+    loop {
+        let line = py.detach(|| {
+            rx.lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .recv_timeout(Duration::from_millis(100))
+        });
+        match line {
+            Ok(l) => print(py, l)?,
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        if interrupted.is_none() {
+            if let Err(e) = py.check_signals() {
+                // Stop between operations; the results so far are written.
+                stop.store(true, Ordering::SeqCst);
+                interrupted = Some(e);
+            }
+        }
+    }
+    let outcome = py
+        .detach(|| worker.join())
+        .map_err(|_| crate::Error::database("ibench", "the run thread panicked"))??;
+    if let Some(e) = interrupted {
+        return Err(e);
+    }
+    let run = outcome.results.run;
+    Ok((outcome.dir.display().to_string(), run.status, run.error))
+}
+
+/// Percentiles `qs` (0..=100) of a serialized histogram (histograms.parquet), in µs.
+#[pyfunction]
+fn histogram_percentiles(blob: &[u8], qs: Vec<f64>) -> PyResult<Vec<f64>> {
+    let h = crate::metrics::deserialize(blob)?;
+    Ok(qs.into_iter().map(|q| crate::metrics::percentile_us(&h, q)).collect())
+}
+
+/// Merges serialized histograms into one (e.g. the same step of several runs).
+#[pyfunction]
+fn merge_histograms(blobs: Vec<Vec<u8>>) -> PyResult<Vec<u8>> {
+    let mut merged = crate::metrics::histogram();
+    for b in &blobs {
+        merged
+            .add(crate::metrics::deserialize(b)?)
+            .map_err(|e| crate::Error::format("merging histograms", format!("{e:?}")))?;
+    }
+    Ok(crate::metrics::serialize(&merged))
+}
+
+pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(histogram_percentiles, m)?)?;
+    m.add_function(wrap_pyfunction!(merge_histograms, m)?)?;
+    Ok(())
+}

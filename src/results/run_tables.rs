@@ -1,0 +1,438 @@
+//! The result tables of a run (docs/results.md): `runs`, `steps`,
+//! `intervals`, `histograms`. The core fills these structs; Parquet, the CLI
+//! summary and Python read them.
+
+use super::ParquetFile;
+use crate::error::{Error, Result};
+use crate::metrics::{IntervalRow, Op};
+use arrow::array::{
+    ArrayRef, BinaryBuilder, BooleanBuilder, Float64Builder, RecordBatch, StringBuilder, TimestampMicrosecondBuilder,
+    UInt32Builder, UInt64Builder,
+};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
+use std::path::Path;
+use std::sync::Arc;
+
+/// Version of the result tables' layout; bumped on any incompatible change.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Percentiles reported per operation and time kind, with their column suffixes.
+pub const PERCENTILES: [(f64, &str); 5] = [
+    (50.0, "p50"),
+    (90.0, "p90"),
+    (99.0, "p99"),
+    (99.9, "p999"),
+    (100.0, "max"),
+];
+
+/// Operations that get percentile columns in `steps`.
+pub const STEP_OPS: [Op; 3] = [Op::Insert, Op::Delete, Op::Query];
+
+/// One run.
+#[derive(Clone, Debug, Default)]
+pub struct RunRow {
+    /// Unique id, also the run directory's name.
+    pub run_id: String,
+    /// Wall-clock start, µs since the Unix epoch (UTC).
+    pub started_at_us: i64,
+    /// The ibench version.
+    pub ibench_version: String,
+    /// "release" or "debug": debug-build figures are not comparable.
+    pub build_profile: String,
+    /// The seed.
+    pub seed: u64,
+    /// "sqlite", "null", ...
+    pub dbms: String,
+    /// The database's version.
+    pub dbms_version: String,
+    /// The user's label.
+    pub label: Option<String>,
+    /// The DSN without password.
+    pub target: String,
+    /// The host name.
+    pub host: String,
+    /// Logical CPUs of the host.
+    pub cpus: u32,
+    /// The resolved configuration, JSON.
+    pub config: String,
+    /// Settings the connector applied, JSON object.
+    pub settings: String,
+    /// "running", "ok", "error" or "interrupted".
+    pub status: String,
+    /// The error that ended the run.
+    pub error: Option<String>,
+}
+
+/// One step's summary.
+#[derive(Clone, Debug, Default)]
+pub struct StepRow {
+    /// The run.
+    pub run_id: String,
+    /// The step's name (`l.i0`, `qr100`, ...).
+    pub step: String,
+    /// "ok", "error", "interrupted" or "timeout".
+    pub status: String,
+    /// The error that ended the step.
+    pub error: Option<String>,
+    /// Wall-clock start, µs since the Unix epoch.
+    pub started_at_us: i64,
+    /// Seconds from the start barrier to the last thread's end.
+    pub elapsed_s: f64,
+    /// Clients.
+    pub clients: u32,
+    /// Rows per insert/delete commit (load and q steps).
+    pub rows_per_commit: Option<u32>,
+    /// Rows inserted.
+    pub inserts: u64,
+    /// Rows deleted.
+    pub deletes: u64,
+    /// Queries run.
+    pub queries: u64,
+    /// Rows indexed (l.x only).
+    pub indexed_rows: Option<u64>,
+    /// Target background insert rate of a q step (clients × rate).
+    pub target_ips: Option<f64>,
+    /// A q step's SLA: achieved insert rate ≥ 95% of the target.
+    pub sla_ok: Option<bool>,
+    /// Verify's verdict after a write step (None when not checked).
+    pub verified: Option<bool>,
+    /// What verify found wrong.
+    pub verify_error: Option<String>,
+    /// Operations that failed (a thread stops at its first failure).
+    pub errors: u64,
+    /// Database size after the step.
+    pub db_size_bytes: Option<u64>,
+    /// Per op: response then service percentiles (PERCENTILES order), µs.
+    pub latencies: Vec<(Op, [f64; 5], [f64; 5])>,
+}
+
+impl StepRow {
+    fn rate(&self, n: u64) -> f64 {
+        if self.elapsed_s > 0.0 {
+            n as f64 / self.elapsed_s
+        } else {
+            0.0
+        }
+    }
+    /// Inserted rows per second.
+    pub fn ips(&self) -> f64 {
+        self.rate(self.inserts)
+    }
+    /// Deleted rows per second.
+    pub fn dps(&self) -> f64 {
+        self.rate(self.deletes)
+    }
+    /// Queries per second.
+    pub fn qps(&self) -> f64 {
+        self.rate(self.queries)
+    }
+}
+
+/// One serialized histogram: all clients of a step, per op and time kind.
+#[derive(Clone, Debug)]
+pub struct HistogramRow {
+    /// The run.
+    pub run_id: String,
+    /// The step.
+    pub step: String,
+    /// The operation.
+    pub op: Op,
+    /// "response" or "service".
+    pub time: &'static str,
+    /// Operations recorded.
+    pub count: u64,
+    /// HdrHistogram V2 (deflate) of nanoseconds.
+    pub histogram: Vec<u8>,
+}
+
+/// Everything a run has produced so far.
+#[derive(Clone, Debug, Default)]
+pub struct RunResults {
+    /// The run.
+    pub run: RunRow,
+    /// Finished steps.
+    pub steps: Vec<StepRow>,
+    /// Per-interval series: (step, row).
+    pub intervals: Vec<(String, IntervalRow)>,
+    /// Histograms.
+    pub histograms: Vec<HistogramRow>,
+}
+
+fn utf8(name: &str, nullable: bool) -> Field {
+    Field::new(name, DataType::Utf8, nullable)
+}
+fn ts(name: &str) -> Field {
+    Field::new(
+        name,
+        DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+        false,
+    )
+}
+
+fn runs_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        utf8("run_id", false),
+        ts("started_at"),
+        utf8("ibench_version", false),
+        utf8("build_profile", false),
+        Field::new("schema_version", DataType::UInt32, false),
+        Field::new("seed", DataType::UInt64, false),
+        utf8("dbms", false),
+        utf8("dbms_version", false),
+        utf8("label", true),
+        utf8("target", false),
+        utf8("host", false),
+        Field::new("cpus", DataType::UInt32, false),
+        utf8("config", false),
+        utf8("settings", false),
+        utf8("status", false),
+        utf8("error", true),
+    ]))
+}
+
+fn steps_schema() -> SchemaRef {
+    let mut fields = vec![
+        utf8("run_id", false),
+        utf8("step", false),
+        utf8("status", false),
+        utf8("error", true),
+        ts("started_at"),
+        Field::new("elapsed_s", DataType::Float64, false),
+        Field::new("clients", DataType::UInt32, false),
+        Field::new("rows_per_commit", DataType::UInt32, true),
+        Field::new("inserts", DataType::UInt64, false),
+        Field::new("deletes", DataType::UInt64, false),
+        Field::new("queries", DataType::UInt64, false),
+        Field::new("ips", DataType::Float64, false),
+        Field::new("dps", DataType::Float64, false),
+        Field::new("qps", DataType::Float64, false),
+        Field::new("indexed_rows_per_s", DataType::Float64, true),
+        Field::new("target_ips", DataType::Float64, true),
+        Field::new("sla_ok", DataType::Boolean, true),
+        Field::new("verified", DataType::Boolean, true),
+        utf8("verify_error", true),
+        Field::new("errors", DataType::UInt64, false),
+        Field::new("db_size_bytes", DataType::UInt64, true),
+    ];
+    for op in STEP_OPS {
+        for time in ["resp", "svc"] {
+            for (_, p) in PERCENTILES {
+                fields.push(Field::new(
+                    format!("{}_{time}_{p}_us", op.name()),
+                    DataType::Float64,
+                    true,
+                ));
+            }
+        }
+    }
+    Arc::new(Schema::new(fields))
+}
+
+fn intervals_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        utf8("run_id", false),
+        utf8("step", false),
+        Field::new("client", DataType::UInt32, false),
+        Field::new("t_s", DataType::Float64, false),
+        utf8("op", false),
+        Field::new("count", DataType::UInt64, false),
+        Field::new("rate", DataType::Float64, false),
+        Field::new("p50_us", DataType::Float64, true),
+        Field::new("p99_us", DataType::Float64, true),
+        Field::new("max_us", DataType::Float64, true),
+    ]))
+}
+
+fn histograms_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        utf8("run_id", false),
+        utf8("step", false),
+        utf8("op", false),
+        utf8("time", false),
+        utf8("unit", false),
+        Field::new("count", DataType::UInt64, false),
+        Field::new("histogram", DataType::Binary, false),
+    ]))
+}
+
+fn batch(schema: SchemaRef, columns: Vec<ArrayRef>) -> Result<RecordBatch> {
+    RecordBatch::try_new(schema, columns).map_err(|e| Error::format("building results", e))
+}
+
+/// NaN (no data) becomes null.
+fn opt(v: f64) -> Option<f64> {
+    (!v.is_nan()).then_some(v)
+}
+
+impl RunResults {
+    /// The `runs` table (one row).
+    pub fn runs_batch(&self) -> Result<RecordBatch> {
+        let r = &self.run;
+        let s = |v: &str| Arc::new(arrow::array::StringArray::from(vec![v])) as ArrayRef;
+        batch(
+            runs_schema(),
+            vec![
+                s(&r.run_id),
+                Arc::new(arrow::array::TimestampMicrosecondArray::from(vec![r.started_at_us]).with_timezone("UTC")),
+                s(&r.ibench_version),
+                s(&r.build_profile),
+                Arc::new(arrow::array::UInt32Array::from(vec![SCHEMA_VERSION])),
+                Arc::new(arrow::array::UInt64Array::from(vec![r.seed])),
+                s(&r.dbms),
+                s(&r.dbms_version),
+                Arc::new(arrow::array::StringArray::from(vec![r.label.clone()])),
+                s(&r.target),
+                s(&r.host),
+                Arc::new(arrow::array::UInt32Array::from(vec![r.cpus])),
+                s(&r.config),
+                s(&r.settings),
+                s(&r.status),
+                Arc::new(arrow::array::StringArray::from(vec![r.error.clone()])),
+            ],
+        )
+    }
+
+    /// The `steps` table.
+    pub fn steps_batch(&self) -> Result<RecordBatch> {
+        let mut strings: Vec<StringBuilder> = (0..5).map(|_| StringBuilder::new()).collect();
+        let mut started = TimestampMicrosecondBuilder::new().with_timezone("UTC");
+        let mut f64s: Vec<Float64Builder> = (0..7).map(|_| Float64Builder::new()).collect();
+        let mut u32s: Vec<UInt32Builder> = (0..2).map(|_| UInt32Builder::new()).collect();
+        let mut u64s: Vec<UInt64Builder> = (0..5).map(|_| UInt64Builder::new()).collect();
+        let mut bools: Vec<BooleanBuilder> = (0..2).map(|_| BooleanBuilder::new()).collect();
+        let mut lat: Vec<Float64Builder> = (0..STEP_OPS.len() * 10).map(|_| Float64Builder::new()).collect();
+        for s in &self.steps {
+            strings[0].append_value(&s.run_id);
+            strings[1].append_value(&s.step);
+            strings[2].append_value(&s.status);
+            strings[3].append_option(s.error.as_deref());
+            strings[4].append_option(s.verify_error.as_deref());
+            started.append_value(s.started_at_us);
+            f64s[0].append_value(s.elapsed_s);
+            f64s[1].append_value(s.ips());
+            f64s[2].append_value(s.dps());
+            f64s[3].append_value(s.qps());
+            f64s[4].append_option(s.indexed_rows.map(|n| s.rate(n)));
+            f64s[5].append_option(s.target_ips);
+            u32s[0].append_value(s.clients);
+            u32s[1].append_option(s.rows_per_commit);
+            u64s[0].append_value(s.inserts);
+            u64s[1].append_value(s.deletes);
+            u64s[2].append_value(s.queries);
+            u64s[3].append_value(s.errors);
+            u64s[4].append_option(s.db_size_bytes);
+            bools[0].append_option(s.sla_ok);
+            bools[1].append_option(s.verified);
+            for (i, op) in STEP_OPS.iter().enumerate() {
+                let found = s.latencies.iter().find(|(o, _, _)| o == op);
+                for k in 0..10 {
+                    let v = found.map(|(_, resp, svc)| if k < 5 { resp[k] } else { svc[k - 5] });
+                    lat[i * 10 + k].append_option(v.and_then(opt));
+                }
+            }
+        }
+        let mut columns: Vec<ArrayRef> = vec![
+            Arc::new(strings[0].finish()),
+            Arc::new(strings[1].finish()),
+            Arc::new(strings[2].finish()),
+            Arc::new(strings[3].finish()),
+            Arc::new(started.finish()),
+            Arc::new(f64s[0].finish()),
+            Arc::new(u32s[0].finish()),
+            Arc::new(u32s[1].finish()),
+            Arc::new(u64s[0].finish()),
+            Arc::new(u64s[1].finish()),
+            Arc::new(u64s[2].finish()),
+            Arc::new(f64s[1].finish()),
+            Arc::new(f64s[2].finish()),
+            Arc::new(f64s[3].finish()),
+            Arc::new(f64s[4].finish()),
+            Arc::new(f64s[5].finish()),
+            Arc::new(bools[0].finish()),
+            Arc::new(bools[1].finish()),
+            Arc::new(strings[4].finish()),
+            Arc::new(u64s[3].finish()),
+            Arc::new(u64s[4].finish()),
+        ];
+        columns.extend(lat.iter_mut().map(|b| Arc::new(b.finish()) as ArrayRef));
+        batch(steps_schema(), columns)
+    }
+
+    /// The `intervals` table.
+    pub fn intervals_batch(&self) -> Result<RecordBatch> {
+        let (mut run, mut step, mut op) = (StringBuilder::new(), StringBuilder::new(), StringBuilder::new());
+        let mut client = UInt32Builder::new();
+        let mut count = UInt64Builder::new();
+        let mut f: Vec<Float64Builder> = (0..5).map(|_| Float64Builder::new()).collect();
+        for (s, r) in &self.intervals {
+            run.append_value(&self.run.run_id);
+            step.append_value(s);
+            client.append_value(r.client);
+            f[0].append_value(r.t_s);
+            op.append_value(r.op.name());
+            count.append_value(r.count);
+            f[1].append_value(r.rate);
+            f[2].append_option(opt(r.p50_us));
+            f[3].append_option(opt(r.p99_us));
+            f[4].append_option(opt(r.max_us));
+        }
+        batch(
+            intervals_schema(),
+            vec![
+                Arc::new(run.finish()),
+                Arc::new(step.finish()),
+                Arc::new(client.finish()),
+                Arc::new(f[0].finish()),
+                Arc::new(op.finish()),
+                Arc::new(count.finish()),
+                Arc::new(f[1].finish()),
+                Arc::new(f[2].finish()),
+                Arc::new(f[3].finish()),
+                Arc::new(f[4].finish()),
+            ],
+        )
+    }
+
+    /// The `histograms` table.
+    pub fn histograms_batch(&self) -> Result<RecordBatch> {
+        let mut s: Vec<StringBuilder> = (0..5).map(|_| StringBuilder::new()).collect();
+        let mut count = UInt64Builder::new();
+        let mut blob = BinaryBuilder::new();
+        for h in &self.histograms {
+            s[0].append_value(&h.run_id);
+            s[1].append_value(&h.step);
+            s[2].append_value(h.op.name());
+            s[3].append_value(h.time);
+            s[4].append_value("ns");
+            count.append_value(h.count);
+            blob.append_value(&h.histogram);
+        }
+        let mut columns: Vec<ArrayRef> = s.iter_mut().map(|b| Arc::new(b.finish()) as ArrayRef).collect();
+        columns.push(Arc::new(count.finish()));
+        columns.push(Arc::new(blob.finish()));
+        batch(histograms_schema(), columns)
+    }
+
+    /// Writes the four Parquet files into `dir`, each replaced atomically, so
+    /// a reader (or a crash) never sees a half-written file.
+    pub fn write(&self, dir: &Path) -> Result<()> {
+        for (name, batch) in [
+            ("runs", self.runs_batch()?),
+            ("steps", self.steps_batch()?),
+            ("intervals", self.intervals_batch()?),
+            ("histograms", self.histograms_batch()?),
+        ] {
+            let path = dir.join(format!("{name}.parquet"));
+            let tmp = dir.join(format!(".{name}.parquet.tmp"));
+            let mut file = ParquetFile::create(&tmp, batch.schema())?;
+            file.write(&batch)?;
+            file.finish()?;
+            std::fs::rename(&tmp, &path).map_err(|source| Error::Io {
+                action: "cannot replace",
+                path: path.clone(),
+                source,
+            })?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,330 @@
+//! A run's configuration: a preset, overlaid by a TOML file, overlaid by flags
+//! or keyword arguments. The resolved configuration is recorded with the run.
+
+use super::step::{Step, STANDARD_STEPS};
+use crate::error::{Error, Result};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// Every parameter of an Insert Benchmark run. Row counts are per table.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// The database, as a DSN (`sqlite:PATH`, `sqlite::memory:`, `null:`, ...);
+    /// empty for a SQLite file in the run directory.
+    pub db: String,
+    /// The preset the other values started from.
+    pub preset: String,
+    /// The steps to run, in order.
+    pub steps: Vec<String>,
+    /// Clients: each has its own table (unless `shared_table`) and up to three
+    /// connections (insert, delete, query).
+    pub clients: u32,
+    /// All clients use one table instead of one each.
+    pub shared_table: bool,
+    /// Rows each client inserts in l.i0.
+    pub rows_l_i0: u64,
+    /// Rows each client inserts in l.i1.
+    pub rows_l_i1: u64,
+    /// Rows each client inserts in l.i2.
+    pub rows_l_i2: u64,
+    /// Rows per commit in l.i0.
+    pub rows_per_commit_l_i0: u32,
+    /// Rows per commit in l.i1.
+    pub rows_per_commit_l_i1: u32,
+    /// Rows per commit in l.i2.
+    pub rows_per_commit_l_i2: u32,
+    /// Rows per commit of the background inserts and deletes in q steps.
+    pub rows_per_commit_q: u32,
+    /// Delete as many rows from the tail as are inserted (l.i1, l.i2, q steps),
+    /// so the table size stays constant.
+    pub delete_per_insert: bool,
+    /// Secondary indexes created by l.x (0 to 3).
+    pub secondary_indexes: u8,
+    /// How long each q step runs: it inserts `query_seconds × rate` rows per client.
+    pub query_seconds: f64,
+    /// Sleep of the wait step after maintenance; default min(1200, 60 + rows_l_i0 / 10^6).
+    pub wait_seconds: Option<f64>,
+    /// Length range of the `data` column, both ends included.
+    pub data_length: [u32; 2],
+    /// Compressed/raw ratio of `data`.
+    pub ratio: f64,
+    /// The seed of every generated row and query.
+    pub seed: u64,
+    /// Let the database assign primary keys (auto-increment) instead of the client.
+    pub server_keys: bool,
+    /// A guard: any step stops after this many seconds.
+    pub max_seconds: Option<f64>,
+    /// Length of the per-interval series, in seconds.
+    pub interval_seconds: f64,
+    /// Rows sampled per table by verify (besides the first and last).
+    pub verify_sample: u32,
+    /// A name for the run in reports.
+    pub label: Option<String>,
+}
+
+/// The preset names, smallest first.
+pub const PRESETS: [&str; 5] = ["quick", "small-1", "small-4", "large-12-cpu", "large-12-io"];
+
+impl Config {
+    /// The configuration of preset `name`, on SQLite `db`.
+    pub fn preset(name: &str) -> Result<Config> {
+        // (clients, l.i0, l.i1, l.i2, query seconds, wait seconds) per reference.md §1.
+        let (clients, n0, n1, n2, query_seconds, wait_seconds) = match name {
+            "quick" => (1, 100_000, 20_000, 5_000, 3.0, Some(1.0)),
+            "small-1" => (1, 30_000_000, 40_000_000, 10_000_000, 1800.0, None),
+            "small-4" => (4, 8_000_000, 10_000_000, 2_500_000, 1800.0, None),
+            "large-12-cpu" => (12, 10_000_000, 16_000_000, 4_000_000, 1800.0, None),
+            "large-12-io" => (12, 300_000_000, 4_000_000, 1_000_000, 1800.0, None),
+            _ => {
+                return Err(Error::config(
+                    "preset",
+                    format!("unknown preset {name:?}; expected one of {}", PRESETS.join(", ")),
+                ))
+            }
+        };
+        Ok(Config {
+            db: String::new(),
+            preset: name.into(),
+            steps: STANDARD_STEPS.iter().map(|s| s.to_string()).collect(),
+            clients,
+            shared_table: false,
+            rows_l_i0: n0,
+            rows_l_i1: n1,
+            rows_l_i2: n2,
+            rows_per_commit_l_i0: 100,
+            rows_per_commit_l_i1: 50,
+            rows_per_commit_l_i2: 5,
+            rows_per_commit_q: 50,
+            delete_per_insert: true,
+            secondary_indexes: 3,
+            query_seconds,
+            wait_seconds,
+            data_length: [10, 20],
+            ratio: 0.5,
+            seed: 0,
+            server_keys: false,
+            max_seconds: None,
+            interval_seconds: 1.0,
+            verify_sample: 100,
+            label: None,
+        })
+    }
+
+    /// Resolves a configuration: preset `overrides["preset"]` (default
+    /// "quick"), then each override in turn. An unknown key is an error
+    /// naming it.
+    pub fn resolve(layers: &[Map<String, Value>]) -> Result<Config> {
+        let preset = layers
+            .iter()
+            .rev()
+            .find_map(|l| l.get("preset"))
+            .map(|v| {
+                v.as_str()
+                    .map(str::to_owned)
+                    .ok_or_else(|| Error::config("preset", "must be a string"))
+            })
+            .transpose()?
+            .unwrap_or_else(|| "quick".into());
+        let base = Config::preset(&preset)?;
+        let Value::Object(mut merged) = serde_json::to_value(&base).expect("a config serializes") else {
+            unreachable!("a config is an object")
+        };
+        for layer in layers {
+            for (key, value) in layer {
+                if !merged.contains_key(key) {
+                    return Err(Error::config(key, "unknown parameter"));
+                }
+                merged.insert(key.clone(), value.clone());
+            }
+        }
+        let config: Config = serde_json::from_value(Value::Object(merged)).map_err(|e| {
+            let message = e.to_string();
+            Error::config(field_in(&message).unwrap_or("config"), message)
+        })?;
+        config.check()?;
+        Ok(config)
+    }
+
+    /// Reads a TOML file of parameters (the same names as the flags, with `_`).
+    pub fn layer_from_toml(path: &std::path::Path) -> Result<Map<String, Value>> {
+        let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+            action: "cannot read config",
+            path: path.to_owned(),
+            source,
+        })?;
+        let table: toml::Table =
+            toml::from_str(&text).map_err(|e| Error::config("config", format!("{}: {e}", path.display())))?;
+        match serde_json::to_value(table) {
+            Ok(Value::Object(map)) => Ok(map),
+            _ => Err(Error::config(
+                "config",
+                format!("{}: not a table of parameters", path.display()),
+            )),
+        }
+    }
+
+    /// The parsed steps.
+    pub fn parsed_steps(&self) -> Result<Vec<Step>> {
+        self.steps.iter().map(|s| Step::parse(s)).collect()
+    }
+
+    /// The wait step's sleep.
+    pub fn wait(&self) -> f64 {
+        self.wait_seconds
+            .unwrap_or((60.0 + self.rows_l_i0 as f64 / 1e6).min(1200.0))
+    }
+
+    /// Checks every value; errors name the parameter.
+    pub fn check(&self) -> Result<()> {
+        let steps = self.parsed_steps()?;
+        if steps.is_empty() {
+            return Err(Error::config("steps", "no step to run"));
+        }
+        for (i, s) in self.steps.iter().enumerate() {
+            if self.steps[..i].contains(s) {
+                return Err(Error::config(
+                    "steps",
+                    format!("{s} appears twice; results are keyed by step name"),
+                ));
+            }
+        }
+        if self.clients == 0 || self.clients > 1024 {
+            return Err(Error::config(
+                "clients",
+                format!("must be in [1, 1024], got {}", self.clients),
+            ));
+        }
+        for (name, rows) in [
+            ("rows_l_i0", self.rows_l_i0),
+            ("rows_l_i1", self.rows_l_i1),
+            ("rows_l_i2", self.rows_l_i2),
+        ] {
+            if rows == 0 {
+                return Err(Error::config(name, "must be at least 1"));
+            }
+        }
+        for (name, rpc) in [
+            ("rows_per_commit_l_i0", self.rows_per_commit_l_i0),
+            ("rows_per_commit_l_i1", self.rows_per_commit_l_i1),
+            ("rows_per_commit_l_i2", self.rows_per_commit_l_i2),
+            ("rows_per_commit_q", self.rows_per_commit_q),
+        ] {
+            if rpc == 0 || rpc > 4096 {
+                return Err(Error::config(name, format!("must be in [1, 4096], got {rpc}")));
+            }
+        }
+        if self.secondary_indexes > 3 {
+            return Err(Error::config(
+                "secondary_indexes",
+                format!("must be 0 to 3, got {}", self.secondary_indexes),
+            ));
+        }
+        positive("query_seconds", Some(self.query_seconds))?;
+        positive("interval_seconds", Some(self.interval_seconds))?;
+        positive("max_seconds", self.max_seconds)?;
+        if let Some(w) = self.wait_seconds {
+            if !(w.is_finite() && w >= 0.0) {
+                return Err(Error::config("wait_seconds", format!("must be ≥ 0, got {w}")));
+            }
+        }
+        let [min, max] = self.data_length;
+        crate::gen::Length::Uniform { min, max }.check("data_length")?;
+        crate::gen::Compressible::new(self.ratio, crate::gen::Alphabet::Text, "ratio")?;
+        if self.server_keys && self.shared_table && self.clients > 1 {
+            return Err(Error::config(
+                "server_keys",
+                "cannot be combined with a shared table and several clients: the client could not know which keys the server gave each row",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The number of tables.
+    pub fn tables(&self) -> u32 {
+        if self.shared_table {
+            1
+        } else {
+            self.clients
+        }
+    }
+}
+
+fn positive(name: &str, value: Option<f64>) -> Result<()> {
+    match value {
+        Some(v) if !(v.is_finite() && v > 0.0) => Err(Error::config(name, format!("must be > 0, got {v}"))),
+        _ => Ok(()),
+    }
+}
+
+/// The field a serde error message is about, when it says.
+fn field_in(message: &str) -> Option<&'static str> {
+    const FIELDS: [&str; 24] = [
+        "db",
+        "preset",
+        "steps",
+        "clients",
+        "shared_table",
+        "rows_l_i0",
+        "rows_l_i1",
+        "rows_l_i2",
+        "rows_per_commit_l_i0",
+        "rows_per_commit_l_i1",
+        "rows_per_commit_l_i2",
+        "rows_per_commit_q",
+        "delete_per_insert",
+        "secondary_indexes",
+        "query_seconds",
+        "wait_seconds",
+        "data_length",
+        "ratio",
+        "seed",
+        "server_keys",
+        "max_seconds",
+        "interval_seconds",
+        "verify_sample",
+        "label",
+    ];
+    FIELDS.into_iter().find(|f| message.contains(&format!("`{f}`")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn layer(v: Value) -> Map<String, Value> {
+        v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn every_preset_resolves_and_checks() {
+        for p in PRESETS {
+            let c = Config::resolve(&[layer(json!({ "preset": p }))]).unwrap();
+            assert_eq!(c.preset, p);
+        }
+    }
+
+    #[test]
+    fn later_layers_override_earlier_ones() {
+        let c = Config::resolve(&[layer(json!({"clients": 3, "seed": 1})), layer(json!({"clients": 2}))]).unwrap();
+        assert_eq!((c.clients, c.seed), (2, 1));
+    }
+
+    #[test]
+    fn bad_values_name_the_parameter() {
+        for (l, name) in [
+            (json!({"preset": "huge"}), "preset"),
+            (json!({"rows_l_i0": 0}), "rows_l_i0"),
+            (json!({"rows_l_i1": -5}), "rows_l_i1"),
+            (json!({"clients": 0}), "clients"),
+            (json!({"steps": ["l.i0", "bogus"]}), "steps"),
+            (json!({"nonsense": 1}), "nonsense"),
+            (json!({"query_seconds": 0}), "query_seconds"),
+            (json!({"ratio": 2.0}), "ratio"),
+        ] {
+            let e = Config::resolve(&[layer(l)]).unwrap_err().to_string();
+            assert!(e.starts_with(&format!("invalid {name}")), "{e}");
+        }
+    }
+}

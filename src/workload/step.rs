@@ -1,0 +1,129 @@
+//! The Insert Benchmark's steps.
+
+use crate::error::{Error, Result};
+use std::fmt;
+
+/// Which query a q step runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueryKind {
+    /// Covering range queries on a secondary index (`qr` steps).
+    Range,
+    /// 10-key primary-key multi-gets (`qp` steps).
+    Point,
+}
+
+/// One step of the benchmark (reference.md §1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// `l.i0`: load in key order with only the primary key.
+    LoadI0,
+    /// `l.x`: create the secondary indexes.
+    CreateIndexes,
+    /// `l.i1`: insert (and delete, with delete_per_insert) with indexes.
+    LoadI1,
+    /// `l.i2`: like l.i1 with smaller commits.
+    LoadI2,
+    /// `wait`: maintenance, then sleep.
+    Wait,
+    /// `qr<rate>` / `qp<rate>`: queries as fast as possible, with background
+    /// inserts (and deletes) at `rate` rows/s per client.
+    Query {
+        /// Range or point queries.
+        kind: QueryKind,
+        /// Background rows per second per client.
+        rate: u32,
+    },
+}
+
+/// The published sequence.
+pub const STANDARD_STEPS: [&str; 11] = [
+    "l.i0", "l.x", "l.i1", "l.i2", "wait", "qr100", "qp100", "qr500", "qp500", "qr1000", "qp1000",
+];
+
+impl Step {
+    /// Parses a step name: `l.i0`, `l.x`, `l.i1`, `l.i2`, `wait`, `qrN`, `qpN` (N > 0).
+    pub fn parse(name: &str) -> Result<Step> {
+        let step = match name {
+            "l.i0" => Step::LoadI0,
+            "l.x" => Step::CreateIndexes,
+            "l.i1" => Step::LoadI1,
+            "l.i2" => Step::LoadI2,
+            "wait" => Step::Wait,
+            _ => {
+                let kind = match name.get(..2) {
+                    Some("qr") => QueryKind::Range,
+                    Some("qp") => QueryKind::Point,
+                    _ => return Err(unknown(name)),
+                };
+                let rate: u32 = name[2..].parse().map_err(|_| unknown(name))?;
+                if rate == 0 {
+                    return Err(Error::config(
+                        "steps",
+                        format!("{name}: the background rate must be > 0"),
+                    ));
+                }
+                Step::Query { kind, rate }
+            }
+        };
+        Ok(step)
+    }
+
+    /// True for steps that insert or delete rows (checked by verify afterwards).
+    pub fn writes(&self) -> bool {
+        !matches!(self, Step::CreateIndexes | Step::Wait)
+    }
+}
+
+fn unknown(name: &str) -> Error {
+    Error::config(
+        "steps",
+        format!("unknown step {name:?}; expected l.i0, l.x, l.i1, l.i2, wait, qrN or qpN (N rows/s, e.g. qr100)"),
+    )
+}
+
+impl fmt::Display for Step {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Step::LoadI0 => f.write_str("l.i0"),
+            Step::CreateIndexes => f.write_str("l.x"),
+            Step::LoadI1 => f.write_str("l.i1"),
+            Step::LoadI2 => f.write_str("l.i2"),
+            Step::Wait => f.write_str("wait"),
+            Step::Query {
+                kind: QueryKind::Range,
+                rate,
+            } => write!(f, "qr{rate}"),
+            Step::Query {
+                kind: QueryKind::Point,
+                rate,
+            } => write!(f, "qp{rate}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_standard_step_parses_and_prints_back() {
+        for name in STANDARD_STEPS {
+            assert_eq!(Step::parse(name).unwrap().to_string(), name);
+        }
+        assert_eq!(
+            Step::parse("qp2500").unwrap(),
+            Step::Query {
+                kind: QueryKind::Point,
+                rate: 2500
+            }
+        );
+    }
+
+    #[test]
+    fn unknown_steps_and_zero_rates_are_errors_naming_steps() {
+        for bad in ["l.i3", "qr", "qrx", "qr0", "q100", ""] {
+            let e = Step::parse(bad).unwrap_err().to_string();
+            assert!(e.starts_with("invalid steps:"), "{e}");
+        }
+    }
+}
