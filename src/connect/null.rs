@@ -5,7 +5,9 @@
 //! * `latency=fixed:250us` — every operation takes 250 µs;
 //! * `latency=exp:1ms` — exponentially distributed, mean 1 ms (seeded);
 //! * `stall=2s@5s` — operations that run 5 s after the connector opened wait
-//!   until 7 s (repeatable: `stall=2s@5s,1s@20s`).
+//!   until 7 s (repeatable: `stall=2s@5s,1s@20s`);
+//! * `fail=delete@3` — the third delete of every session fails (`insert`,
+//!   `delete`, `query`), to test what happens when a database errs mid-step.
 //!
 //! Durations take `ns`, `us`, `ms` or `s`.
 
@@ -32,6 +34,7 @@ pub struct NullConnector {
     dsn: String,
     latency: Latency,
     stalls: Arc<Vec<(Duration, Duration)>>,
+    fail: Option<(String, u64)>,
     opened: Instant,
     sessions: AtomicU64,
 }
@@ -62,6 +65,7 @@ impl NullConnector {
         let query = rest.trim_start_matches("//").trim_start_matches('?');
         let mut latency = Latency::None;
         let mut stalls = Vec::new();
+        let mut fail = None;
         for pair in query.split('&').filter(|p| !p.is_empty()) {
             let (key, value) = pair
                 .split_once('=')
@@ -94,10 +98,24 @@ impl NullConnector {
                         stalls.push((parse_duration("db", at)?, parse_duration("db", len)?));
                     }
                 }
+                "fail" => {
+                    let bad = || {
+                        Error::config(
+                            "db",
+                            format!("null: fail {value:?}: expected insert@N, delete@N or query@N"),
+                        )
+                    };
+                    let (op, n) = value.split_once('@').ok_or_else(bad)?;
+                    let n: u64 = n.parse().map_err(|_| bad())?;
+                    if !["insert", "delete", "query"].contains(&op) || n == 0 {
+                        return Err(bad());
+                    }
+                    fail = Some((op.to_string(), n));
+                }
                 _ => {
                     return Err(Error::config(
                         "db",
-                        format!("null: unknown option {key:?}; expected latency or stall"),
+                        format!("null: unknown option {key:?}; expected latency, stall or fail"),
                     ))
                 }
             }
@@ -106,6 +124,7 @@ impl NullConnector {
             dsn: format!("null:{rest}"),
             latency,
             stalls: Arc::new(stalls),
+            fail,
             opened: Instant::now(),
             sessions: AtomicU64::new(0),
         })
@@ -133,6 +152,8 @@ impl Connector for NullConnector {
         Ok(Box::new(NullSession {
             latency: self.latency,
             stalls: self.stalls.clone(),
+            fail: self.fail.clone(),
+            counts: [0; 3],
             opened: self.opened,
             rng: Xoshiro256PlusPlus::seed_from_u64(n),
         }))
@@ -145,12 +166,15 @@ impl Connector for NullConnector {
 struct NullSession {
     latency: Latency,
     stalls: Arc<Vec<(Duration, Duration)>>,
+    fail: Option<(String, u64)>,
+    /// Inserts, deletes and queries so far.
+    counts: [u64; 3],
     opened: Instant,
     rng: Xoshiro256PlusPlus,
 }
 
 /// Waits until `deadline`: sleeps while far from it, then spins, so injected
-/// latencies are accurate to about a microsecond.
+/// latencies are accurate to about a microsecond on an idle core.
 fn wait_until(deadline: Instant) {
     loop {
         let now = Instant::now();
@@ -158,8 +182,9 @@ fn wait_until(deadline: Instant) {
             return;
         }
         let left = deadline - now;
-        if left > Duration::from_micros(200) {
-            std::thread::sleep(left - Duration::from_micros(150));
+        // Sleeping overshoots by tens of µs (more on a busy host): spin the last millisecond.
+        if left > Duration::from_millis(2) {
+            std::thread::sleep(left - Duration::from_millis(1));
         } else {
             std::hint::spin_loop();
         }
@@ -167,6 +192,17 @@ fn wait_until(deadline: Instant) {
 }
 
 impl NullSession {
+    /// Counts an operation of kind `op` (0 insert, 1 delete, 2 query) and fails it when asked to.
+    fn count(&mut self, op: usize) -> Result<()> {
+        self.counts[op] += 1;
+        match &self.fail {
+            Some((name, n)) if *name == ["insert", "delete", "query"][op] && self.counts[op] == *n => Err(
+                Error::database("null:", format!("injected failure of {name} number {n}")),
+            ),
+            _ => Ok(()),
+        }
+    }
+
     fn operate(&mut self) -> Result<()> {
         let start = Instant::now();
         let since = start - self.opened;
@@ -199,17 +235,21 @@ impl Session for NullSession {
         self.operate()
     }
     fn insert(&mut self, _: &str, _: &Rows, _: bool) -> Result<()> {
+        self.count(0)?;
         self.operate()
     }
     fn delete(&mut self, _: &str, keys: Range<u64>) -> Result<u64> {
+        self.count(1)?;
         self.operate()?;
         Ok(keys.end - keys.start)
     }
     fn range_query(&mut self, _: &str, _: &RangeQuery, _: bool) -> Result<usize> {
+        self.count(2)?;
         self.operate()?;
         Ok(0)
     }
     fn point_query(&mut self, _: &str, _: &[u64]) -> Result<usize> {
+        self.count(2)?;
         self.operate()?;
         Ok(0)
     }

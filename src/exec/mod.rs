@@ -266,6 +266,7 @@ fn run_steps(
             }
         }
         row.db_size_bytes = connector.size_bytes();
+        row.live_rows = tables.iter().map(|t| t.bounds().len()).sum();
         let (status, error) = (row.status.clone(), row.error.clone());
         results
             .intervals

@@ -1,0 +1,146 @@
+//! The Insert Benchmark on SQLite: every step's counts and window are exact,
+//! verify passes after every write step, deletes keep the table size constant.
+
+mod common;
+
+use common::{config, run, step};
+use serde_json::json;
+
+/// Small sizes so the whole sequence runs in seconds.
+fn small(clients: u32, delete_per_insert: bool, shared_table: bool, db: &str) -> serde_json::Value {
+    json!({
+        "db": db,
+        "clients": clients,
+        "delete_per_insert": delete_per_insert,
+        "shared_table": shared_table,
+        "rows_l_i0": 3000,
+        "rows_l_i1": 1000,
+        "rows_l_i2": 200,
+        "query_seconds": 0.5,
+        "wait_seconds": 0.1,
+        "steps": ["l.i0", "l.x", "l.i1", "l.i2", "wait", "qr100", "qp100", "qr500", "qp500"],
+    })
+}
+
+fn check_sequence(clients: u32, delete_per_insert: bool, shared_table: bool) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite:{}", dir.path().join("db.sqlite").display());
+    let c = config(small(clients, delete_per_insert, shared_table, &db));
+    let out = run(&c, dir.path());
+    assert_eq!(out.results.run.status, "ok", "{:?}", out.results.run.error);
+    let n = clients as u64;
+    let mut live = 0;
+    for s in &out.results.steps {
+        assert_eq!(s.status, "ok", "{}: {:?}", s.step, s.error);
+        let expected_inserts = match s.step.as_str() {
+            "l.i0" => 3000 * n,
+            "l.i1" => 1000 * n,
+            "l.i2" => 200 * n,
+            "qr100" | "qp100" => 50 * n,
+            "qr500" | "qp500" => 250 * n,
+            _ => 0,
+        };
+        assert_eq!(s.inserts, expected_inserts, "{}", s.step);
+        let deletes_expected = if delete_per_insert && s.step != "l.i0" { expected_inserts } else { 0 };
+        assert_eq!(s.deletes, deletes_expected, "{}", s.step);
+        live += s.inserts - s.deletes;
+        assert_eq!(s.live_rows, live, "{}: rows in the windows", s.step);
+        if s.step == "l.x" || s.step == "wait" {
+            assert_eq!(s.verified, None, "{}", s.step);
+        } else {
+            assert_eq!(s.verified, Some(true), "{}: {:?}", s.step, s.verify_error);
+        }
+        if s.step.starts_with('q') {
+            assert!(s.queries > 0, "{}", s.step);
+            assert!(s.sla_ok.is_some());
+        }
+    }
+    if delete_per_insert {
+        // l.i0 loaded the tables; from then on each insert has its delete.
+        for name in ["l.i1", "l.i2", "qr100", "qp100", "qr500", "qp500"] {
+            assert_eq!(step(&out, name).live_rows, 3000 * n, "{name}");
+        }
+    }
+}
+
+#[test]
+fn the_sequence_is_exact_on_one_client_with_deletes() {
+    check_sequence(1, true, false);
+}
+
+#[test]
+fn the_sequence_is_exact_on_three_clients_with_deletes() {
+    check_sequence(3, true, false);
+}
+
+#[test]
+fn the_sequence_is_exact_on_three_clients_without_deletes() {
+    check_sequence(3, false, false);
+}
+
+#[test]
+fn the_sequence_is_exact_on_one_shared_table() {
+    check_sequence(3, true, true);
+}
+
+#[test]
+fn server_assigned_keys_verify_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite:{}", dir.path().join("db.sqlite").display());
+    let mut params = small(2, true, false, &db);
+    params["server_keys"] = json!(true);
+    params["steps"] = json!(["l.i0", "l.x", "l.i1", "qp100"]);
+    let out = run(&config(params), dir.path());
+    assert_eq!(out.results.run.status, "ok", "{:?}", out.results.run.error);
+    assert!(out.results.steps.iter().filter(|s| s.step != "l.x").all(|s| s.verified == Some(true)));
+}
+
+#[test]
+fn an_in_memory_database_runs_the_sequence() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(&config(small(2, true, false, "sqlite::memory:")), dir.path());
+    assert_eq!(out.results.run.status, "ok", "{:?}", out.results.run.error);
+    assert!(out.results.steps.iter().all(|s| s.status == "ok"));
+}
+
+#[test]
+fn a_q_step_holds_its_background_rate_for_ten_seconds() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite:{}", dir.path().join("db.sqlite").display());
+    let c = config(json!({
+        "db": db, "rows_l_i0": 10000, "query_seconds": 10.0, "steps": ["l.i0", "qp1000"],
+    }));
+    let out = run(&c, dir.path());
+    let q = step(&out, "qp1000");
+    assert_eq!(q.status, "ok");
+    let rate = q.ips();
+    assert!((rate - 1000.0).abs() <= 20.0, "ips {rate}");
+    assert!((q.dps() - 1000.0).abs() <= 20.0, "dps {}", q.dps());
+    assert!((q.elapsed_s - 10.0).abs() < 0.2, "elapsed {}", q.elapsed_s);
+    assert_eq!(q.sla_ok, Some(true));
+    // Every whole second holds 20 commits of 50 rows, give or take one.
+    let per_second: Vec<u64> = out
+        .results
+        .intervals
+        .iter()
+        .filter(|(s, r)| s == "qp1000" && r.op == ibench::metrics::Op::Insert && r.t_s < 9.0)
+        .map(|(_, r)| r.count)
+        .collect();
+    assert_eq!(per_second.len(), 9);
+    assert!(per_second.iter().all(|&c| (19..=21).contains(&c)), "{per_second:?}");
+}
+
+#[test]
+fn a_later_run_continues_the_tables_an_earlier_run_loaded() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite:{}", dir.path().join("db.sqlite").display());
+    let first = run(&config(json!({"db": db, "rows_l_i0": 2000, "steps": ["l.i0", "l.x"]})), dir.path());
+    assert_eq!(first.results.run.status, "ok");
+    let second = run(
+        &config(json!({"db": db, "rows_l_i1": 500, "steps": ["l.i1", "qr100"], "query_seconds": 0.5})),
+        dir.path(),
+    );
+    assert_eq!(second.results.run.status, "ok", "{:?}", second.results.run.error);
+    assert_eq!(step(&second, "l.i1").verified, Some(true));
+    assert_eq!(step(&second, "qr100").live_rows, 2000);
+}
