@@ -15,6 +15,7 @@ use std::time::Duration;
 
 /// With no arguments: the quick preset on a SQLite file under ./ibench-results/<run_id>/.
 #[derive(Debug, Args)]
+#[command(allow_negative_numbers = true)] // so `--rows-l-i0 -5` is refused by name, as a value
 pub(super) struct RunArgs {
     /// The database: sqlite:PATH, sqlite::memory:, or null:[?latency=exp:1ms&stall=2s@5s].
     /// Default: a SQLite file in the run directory.
