@@ -5,7 +5,11 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 fn ibench(dir: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_ibench")).current_dir(dir).args(args).output().unwrap()
+    Command::new(env!("CARGO_BIN_EXE_ibench"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap()
 }
 
 fn run_dirs(root: &Path) -> Vec<std::path::PathBuf> {
@@ -23,13 +27,29 @@ fn with_no_arguments_it_runs_the_quick_preset_on_sqlite_under_ibench_results() {
     assert!(o.status.success(), "{stdout}\n{stderr}");
     let runs = run_dirs(&dir.path().join("ibench-results"));
     assert_eq!(runs.len(), 1);
-    for file in ["runs.parquet", "steps.parquet", "intervals.parquet", "histograms.parquet", "ibench.sqlite"] {
+    for file in [
+        "runs.parquet",
+        "steps.parquet",
+        "intervals.parquet",
+        "histograms.parquet",
+        "ibench.sqlite",
+    ] {
         assert!(runs[0].join(file).is_file(), "{file} missing");
     }
-    for step in ["l.i0", "l.x", "l.i1", "l.i2", "wait", "qr100", "qp100", "qr500", "qp500", "qr1000", "qp1000"] {
-        assert!(stdout.lines().any(|l| l.trim_start().starts_with(step) && l.contains(" ok ")), "{step}: {stdout}");
+    for step in [
+        "l.i0", "l.x", "l.i1", "l.i2", "wait", "qr100", "qp100", "qr500", "qp500", "qr1000", "qp1000",
+    ] {
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.trim_start().starts_with(step) && l.contains(" ok ")),
+            "{step}: {stdout}"
+        );
     }
-    assert!(stderr.contains("verified"), "plain progress lines when not a terminal: {stderr}");
+    assert!(
+        stderr.contains("verified"),
+        "plain progress lines when not a terminal: {stderr}"
+    );
 }
 
 #[test]
@@ -47,7 +67,10 @@ fn bad_input_is_refused_before_any_work() {
         (vec!["--query-seconds", "0"], "invalid query_seconds"),
         (vec!["--db", "postgress//x"], "invalid db"),
         (vec!["--db", "mongodb://h/x"], "unknown database scheme"),
-        (vec!["--out", unwritable.to_str().unwrap()], "cannot create the output directory"),
+        (
+            vec!["--out", unwritable.to_str().unwrap()],
+            "cannot create the output directory",
+        ),
     ];
     for (args, message) in cases {
         let mut all = vec!["run"];
@@ -56,7 +79,10 @@ fn bad_input_is_refused_before_any_work() {
         let stderr = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success(), "{args:?} succeeded");
         assert!(stderr.contains(message), "{args:?}: {stderr}");
-        assert!(run_dirs(&dir.path().join("ibench-results")).is_empty(), "{args:?} started a run");
+        assert!(
+            run_dirs(&dir.path().join("ibench-results")).is_empty(),
+            "{args:?} started a run"
+        );
     }
 }
 
@@ -68,14 +94,24 @@ fn a_config_file_sets_parameters_and_flags_override_it() {
         "db = \"null:\"\nclients = 2\nrows_l_i0 = 300\nsteps = [\"l.i0\", \"l.i1\"]\nrows_l_i1 = 100\n",
     )
     .unwrap();
-    let o = ibench(dir.path(), &["run", "--config", "run.toml", "--clients", "3", "--label", "from-toml"]);
+    let o = ibench(
+        dir.path(),
+        &["run", "--config", "run.toml", "--clients", "3", "--label", "from-toml"],
+    );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let runs = run_dirs(&dir.path().join("ibench-results"));
     let file = std::fs::File::open(runs[0].join("runs.parquet")).unwrap();
-    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file).unwrap().build().unwrap();
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+        .unwrap()
+        .build()
+        .unwrap();
     let batch = reader.into_iter().next().unwrap().unwrap();
     let config = batch.column_by_name("config").unwrap();
-    let config = config.as_any().downcast_ref::<arrow::array::StringArray>().unwrap().value(0);
+    let config = config
+        .as_any()
+        .downcast_ref::<arrow::array::StringArray>()
+        .unwrap()
+        .value(0);
     let config: serde_json::Value = serde_json::from_str(config).unwrap();
     assert_eq!(config["clients"], 3);
     assert_eq!(config["rows_l_i0"], 300);
@@ -89,7 +125,7 @@ fn a_config_file_sets_parameters_and_flags_override_it() {
 #[test]
 fn ctrl_c_stops_the_run_and_leaves_readable_results() {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ibench"))
+    let child = Command::new(env!("CARGO_BIN_EXE_ibench"))
         .current_dir(dir.path())
         .args(["run", "--db", "null:", "--steps", "l.i0,qr100", "--query-seconds", "60"])
         .stdout(Stdio::piped())
@@ -97,7 +133,10 @@ fn ctrl_c_stops_the_run_and_leaves_readable_results() {
         .spawn()
         .unwrap();
     std::thread::sleep(std::time::Duration::from_millis(1500));
-    let killed = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
     assert!(killed.success());
     let started = std::time::Instant::now();
     let out = child.wait_with_output().unwrap();
@@ -107,9 +146,16 @@ fn ctrl_c_stops_the_run_and_leaves_readable_results() {
     assert!(stdout.contains("interrupted"), "{stdout}");
     let runs = run_dirs(&dir.path().join("ibench-results"));
     let file = std::fs::File::open(runs[0].join("runs.parquet")).unwrap();
-    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file).unwrap().build().unwrap();
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+        .unwrap()
+        .build()
+        .unwrap();
     let batch = reader.into_iter().next().unwrap().unwrap();
     let status = batch.column_by_name("status").unwrap();
-    let status = status.as_any().downcast_ref::<arrow::array::StringArray>().unwrap().value(0);
+    let status = status
+        .as_any()
+        .downcast_ref::<arrow::array::StringArray>()
+        .unwrap()
+        .value(0);
     assert_eq!(status, "interrupted");
 }

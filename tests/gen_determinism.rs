@@ -139,6 +139,33 @@ fn rows_are_identical_on_1_2_and_8_threads_and_any_batch_sizes() {
 }
 
 #[test]
+fn a_row_cursor_gives_the_same_rows_as_batch_generation_whatever_the_calls() {
+    let g = row_gen();
+    let mut cursor = ibench::gen::RowCursor::new(g.clone());
+    let mut rows = Rows::default();
+    // Sequential batches across block boundaries, then jumps back and forward.
+    let calls = [
+        (0u64, 100usize),
+        (100, 100),
+        (200, 300),
+        (500, 1),
+        (501, 255),
+        (3, 7),
+        (100_000, 513),
+        (1, 0),
+    ];
+    for (start, n) in calls {
+        cursor.generate_into(start, n, &mut rows).unwrap();
+        assert_eq!(
+            rows,
+            g.generate(start, n).unwrap(),
+            "rows {start}..{}",
+            start + n as u64
+        );
+    }
+}
+
+#[test]
 fn row_k_of_table_t_regenerates_alone() {
     let g = row_gen();
     let batch = g.generate(1_000_000, 1000).unwrap();

@@ -40,7 +40,11 @@ fn a_fixed_injected_latency_is_what_the_histograms_report() {
     // accurate to a few µs: the median and p90 are exact to that.
     for index in [P50, P90] {
         let v = latency(s, Op::Insert, true, index);
-        assert!((300.0..=300.0 * 1.001 + 5.0).contains(&v), "{}: {v} µs", PERCENTILES[index].1);
+        assert!(
+            (300.0..=300.0 * 1.001 + 5.0).contains(&v),
+            "{}: {v} µs",
+            PERCENTILES[index].1
+        );
     }
     // On this 2-core VM about 1% of operations are preempted for tens of µs
     // (timer interrupts, other services): real, and measured as such.
@@ -62,7 +66,11 @@ fn exponential_injected_latencies_have_exponential_percentiles() {
         let expected = -mean_us * (1.0 - q).ln();
         let got = latency(s, Op::Insert, true, index);
         // Sampling error of 20000 draws (< 2% here) + HdrHistogram precision + a few µs of timer overhead.
-        assert!((got - expected).abs() <= 0.05 * expected + 3.0, "p{}: {got} µs vs {expected} µs", q * 100.0);
+        assert!(
+            (got - expected).abs() <= 0.05 * expected + 3.0,
+            "p{}: {got} µs vs {expected} µs",
+            q * 100.0
+        );
     }
 }
 
@@ -82,7 +90,10 @@ fn a_stall_shows_in_response_time_but_not_in_service_time() {
     assert_eq!(s.inserts, 5000);
     let response = latency(s, Op::Insert, false, P999);
     let service = latency(s, Op::Insert, true, P999);
-    assert!(response > 1.5e6, "response p99.9 {response} µs should show the 2 s stall");
+    assert!(
+        response > 1.5e6,
+        "response p99.9 {response} µs should show the 2 s stall"
+    );
     assert!(service < 10_000.0, "service p99.9 {service} µs should not");
     // The one operation caught in the stall is still there, in the maximum.
     assert!(latency(s, Op::Insert, true, 4) > 1.5e6);
@@ -119,7 +130,10 @@ fn a_reachable_rate_meets_the_sla() {
 
 fn read_table(dir: &std::path::Path, name: &str) -> arrow::array::RecordBatch {
     let file = std::fs::File::open(dir.join(format!("{name}.parquet"))).unwrap();
-    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file).unwrap().build().unwrap();
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+        .unwrap()
+        .build()
+        .unwrap();
     let batches: Vec<_> = reader.map(|b| b.unwrap()).collect();
     arrow::compute::concat_batches(&batches[0].schema(), &batches).unwrap()
 }
@@ -134,15 +148,26 @@ fn string_column(batch: &arrow::array::RecordBatch, name: &str) -> Vec<Option<St
 fn a_failure_mid_step_leaves_readable_results_with_the_error() {
     let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
-    let c = config(json!({"db": "null:?fail=delete@3", "rows_l_i0": 500, "rows_l_i1": 500, "steps": ["l.i0", "l.i1", "l.i2"]}));
+    let c = config(
+        json!({"db": "null:?fail=delete@3", "rows_l_i0": 500, "rows_l_i1": 500, "steps": ["l.i0", "l.i1", "l.i2"]}),
+    );
     let out = run(&c, dir.path());
     assert_eq!(out.results.run.status, "error");
     let runs = read_table(&out.dir, "runs");
     assert_eq!(string_column(&runs, "status"), vec![Some("error".into())]);
-    assert!(string_column(&runs, "error")[0].as_deref().unwrap().contains("injected failure of delete number 3"));
+    assert!(string_column(&runs, "error")[0]
+        .as_deref()
+        .unwrap()
+        .contains("injected failure of delete number 3"));
     let steps = read_table(&out.dir, "steps");
-    assert_eq!(string_column(&steps, "step"), vec![Some("l.i0".into()), Some("l.i1".into())]);
-    assert_eq!(string_column(&steps, "status"), vec![Some("ok".into()), Some("error".into())]);
+    assert_eq!(
+        string_column(&steps, "step"),
+        vec![Some("l.i0".into()), Some("l.i1".into())]
+    );
+    assert_eq!(
+        string_column(&steps, "status"),
+        vec![Some("ok".into()), Some("error".into())]
+    );
     let s = step(&out, "l.i1");
     assert_eq!(s.errors, 1);
     assert_eq!(s.deletes, 100, "two commits of 50 deleted before the third failed");
@@ -162,29 +187,48 @@ fn a_stop_mid_step_leaves_readable_results_marked_interrupted() {
     });
     let started = std::time::Instant::now();
     let out = ibench::exec::run(&c, dir.path(), &ibench::exec::Silent, &stop).unwrap();
-    assert!(started.elapsed() < Duration::from_secs(10), "the stop was honoured between operations");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the stop was honoured between operations"
+    );
     assert_eq!(out.results.run.status, "interrupted");
     let steps = read_table(&out.dir, "steps");
-    assert_eq!(string_column(&steps, "status"), vec![Some("ok".into()), Some("interrupted".into())]);
-    assert_eq!(string_column(&read_table(&out.dir, "runs"), "status"), vec![Some("interrupted".into())]);
+    assert_eq!(
+        string_column(&steps, "status"),
+        vec![Some("ok".into()), Some("interrupted".into())]
+    );
+    assert_eq!(
+        string_column(&read_table(&out.dir, "runs"), "status"),
+        vec![Some("interrupted".into())]
+    );
 }
 
 #[test]
 fn the_max_seconds_guard_ends_a_step_that_would_run_too_long() {
     let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
-    let c = config(json!({"db": "null:?latency=fixed:10ms", "steps": ["l.i0"], "rows_per_commit_l_i0": 1, "max_seconds": 0.5}));
+    let c = config(
+        json!({"db": "null:?latency=fixed:10ms", "steps": ["l.i0"], "rows_per_commit_l_i0": 1, "max_seconds": 0.5}),
+    );
     let out = run(&c, dir.path());
     let s = step(&out, "l.i0");
     assert_eq!(s.status, "timeout");
-    assert!(s.elapsed_s < 1.0 && s.inserts < 100, "{} rows in {} s", s.inserts, s.elapsed_s);
+    assert!(
+        s.elapsed_s < 1.0 && s.inserts < 100,
+        "{} rows in {} s",
+        s.inserts,
+        s.elapsed_s
+    );
 }
 
 #[test]
 fn the_recorded_configuration_holds_no_password() {
     let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
-    let out = run(&config(json!({"db": "null:", "steps": ["l.i0"], "rows_l_i0": 10})), dir.path());
+    let out = run(
+        &config(json!({"db": "null:", "steps": ["l.i0"], "rows_l_i0": 10})),
+        dir.path(),
+    );
     let recorded: serde_json::Value = serde_json::from_str(&out.results.run.config).unwrap();
     assert_eq!(recorded["db"], json!(out.results.run.target));
 }

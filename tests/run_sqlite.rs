@@ -41,7 +41,11 @@ fn check_sequence(clients: u32, delete_per_insert: bool, shared_table: bool) {
             _ => 0,
         };
         assert_eq!(s.inserts, expected_inserts, "{}", s.step);
-        let deletes_expected = if delete_per_insert && s.step != "l.i0" { expected_inserts } else { 0 };
+        let deletes_expected = if delete_per_insert && s.step != "l.i0" {
+            expected_inserts
+        } else {
+            0
+        };
         assert_eq!(s.deletes, deletes_expected, "{}", s.step);
         live += s.inserts - s.deletes;
         assert_eq!(s.live_rows, live, "{}: rows in the windows", s.step);
@@ -92,7 +96,12 @@ fn server_assigned_keys_verify_too() {
     params["steps"] = json!(["l.i0", "l.x", "l.i1", "qp100"]);
     let out = run(&config(params), dir.path());
     assert_eq!(out.results.run.status, "ok", "{:?}", out.results.run.error);
-    assert!(out.results.steps.iter().filter(|s| s.step != "l.x").all(|s| s.verified == Some(true)));
+    assert!(out
+        .results
+        .steps
+        .iter()
+        .filter(|s| s.step != "l.x")
+        .all(|s| s.verified == Some(true)));
 }
 
 #[test]
@@ -134,7 +143,10 @@ fn a_q_step_holds_its_background_rate_for_ten_seconds() {
 fn a_later_run_continues_the_tables_an_earlier_run_loaded() {
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite:{}", dir.path().join("db.sqlite").display());
-    let first = run(&config(json!({"db": db, "rows_l_i0": 2000, "steps": ["l.i0", "l.x"]})), dir.path());
+    let first = run(
+        &config(json!({"db": db, "rows_l_i0": 2000, "steps": ["l.i0", "l.x"]})),
+        dir.path(),
+    );
     assert_eq!(first.results.run.status, "ok");
     let second = run(
         &config(json!({"db": db, "rows_l_i1": 500, "steps": ["l.i1", "qr100"], "query_seconds": 0.5})),

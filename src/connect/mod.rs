@@ -72,9 +72,9 @@ pub fn open(dsn: &str) -> Result<Box<dyn Connector>> {
             ),
         )
     })?;
-    match scheme {
-        "sqlite" => Ok(Box::new(SqliteConnector::new(rest)?)),
-        "null" => Ok(Box::new(NullConnector::new(rest)?)),
+    let opened: Result<Box<dyn Connector>> = match scheme {
+        "sqlite" => SqliteConnector::new(rest).map(|c| Box::new(c) as Box<dyn Connector>),
+        "null" => NullConnector::new(rest).map(|c| Box::new(c) as Box<dyn Connector>),
         _ => Err(Error::config(
             "db",
             format!(
@@ -82,7 +82,20 @@ pub fn open(dsn: &str) -> Result<Box<dyn Connector>> {
                 redact(dsn)
             ),
         )),
-    }
+    };
+    // A connector may quote the DSN in its error: never with the password.
+    opened.map_err(|e| match password(dsn) {
+        Some(p) if e.to_string().contains(p) => Error::config("db", e.to_string().replace(p, "***")),
+        _ => e,
+    })
+}
+
+/// The password of a `scheme://user:pass@host` DSN.
+fn password(dsn: &str) -> Option<&str> {
+    let (_, rest) = dsn.split_once("://")?;
+    let (userinfo, _) = rest.split_once('@')?;
+    let (_, pass) = userinfo.split_once(':')?;
+    (!pass.is_empty()).then_some(pass)
 }
 
 /// The DSN with any password replaced by `***` (`scheme://user:pass@host` form).
@@ -100,6 +113,12 @@ pub fn redact(dsn: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn passwords_never_reach_an_error_message() {
+        let e = open("null://bob:s3cret@host/x").err().expect("an error").to_string();
+        assert!(!e.contains("s3cret"), "{e}");
+    }
 
     #[test]
     fn passwords_never_survive_redaction() {

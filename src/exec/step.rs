@@ -7,7 +7,7 @@ use super::tables::TableState;
 use super::Observer;
 use crate::connect::{Connector, Session};
 use crate::error::Result;
-use crate::gen::{Domains, PointQueries, RangeQueries, RowGen, RowSpec, Rows, SecondaryIndex};
+use crate::gen::{Domains, PointQueries, RangeQueries, RowCursor, RowGen, RowSpec, Rows, SecondaryIndex};
 use crate::metrics::{IntervalRow, Latencies, Op, Recorder};
 use crate::workload::{Config, QueryKind, Step};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -173,7 +173,7 @@ impl Worker<'_> {
         let c = self.plan.config;
         let w = writes(c, self.plan.step).expect("a write step");
         let schedule = self.schedule(&w, t0);
-        let rows_gen = RowGen::new(&RowSpec {
+        let mut rows_gen = RowCursor::new(RowGen::new(&RowSpec {
             seed: c.seed,
             table: self.table.number,
             data_length: crate::gen::Length::Uniform {
@@ -182,7 +182,7 @@ impl Worker<'_> {
             },
             ratio: c.ratio,
             ..RowSpec::default()
-        })?;
+        })?);
         let mut rows = Rows::default();
         let (mut done, mut i) = (0u64, 0u64);
         let result = (|| {

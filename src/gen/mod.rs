@@ -16,7 +16,7 @@ pub use keys::{check_key_size, encode_key, encode_keys, KeyGen, KeyKind, KeySpec
 pub use parallel::{par_fill, try_resize, try_vec, CHUNK};
 pub use permutation::Permutation;
 pub use query::{PointQueries, RangeQueries, RangeQuery, SecondaryIndex, POINT_KEYS};
-pub use rows::{Domains, Row, RowGen, RowSpec, Rows, EPOCH_MICROS};
+pub use rows::{Domains, Row, RowCursor, RowGen, RowSpec, Rows, EPOCH_MICROS};
 pub use stream::{Purpose, Stream, StreamRng, BLOCK};
 pub use values::{Alphabet, Compressible, Length, ValueGen, ValueSpec, Values, MAX_LENGTH, TEXT_ALPHABET};
 pub use window::Window;

@@ -54,7 +54,7 @@ impl Length {
     }
 
     #[inline]
-    fn draw(&self, rng: &mut StreamRng) -> u32 {
+    pub(crate) fn draw(&self, rng: &mut StreamRng) -> u32 {
         match *self {
             Length::Fixed(n) => n,
             Length::Uniform { min, max } => min + below(rng, (max - min) as u64 + 1) as u32,

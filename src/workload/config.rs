@@ -127,9 +127,10 @@ impl Config {
             .transpose()?
             .unwrap_or_else(|| "quick".into());
         let base = Config::preset(&preset)?;
-        let Value::Object(mut merged) = serde_json::to_value(&base).expect("a config serializes") else {
+        let Value::Object(base) = serde_json::to_value(&base).expect("a config serializes") else {
             unreachable!("a config is an object")
         };
+        let mut merged = base.clone();
         for layer in layers {
             for (key, value) in layer {
                 if !merged.contains_key(key) {
@@ -138,9 +139,18 @@ impl Config {
                 merged.insert(key.clone(), value.clone());
             }
         }
-        let config: Config = serde_json::from_value(Value::Object(merged)).map_err(|e| {
-            let message = e.to_string();
-            Error::config(field_in(&message).unwrap_or("config"), message)
+        let config: Config = serde_json::from_value(Value::Object(merged.clone())).map_err(|e| {
+            // serde does not say which field failed: find it by trying each
+            // given value alone on the preset.
+            let culprit = merged.iter().find(|(key, value)| {
+                let mut one = base.clone();
+                one.insert((*key).clone(), (*value).clone());
+                serde_json::from_value::<Config>(Value::Object(one)).is_err()
+            });
+            match culprit {
+                Some((key, value)) => Error::config(key, format!("{value} is not valid here: {e}")),
+                None => Error::config("config", e.to_string()),
+            }
         })?;
         config.check()?;
         Ok(config)
@@ -255,37 +265,6 @@ fn positive(name: &str, value: Option<f64>) -> Result<()> {
         Some(v) if !(v.is_finite() && v > 0.0) => Err(Error::config(name, format!("must be > 0, got {v}"))),
         _ => Ok(()),
     }
-}
-
-/// The field a serde error message is about, when it says.
-fn field_in(message: &str) -> Option<&'static str> {
-    const FIELDS: [&str; 24] = [
-        "db",
-        "preset",
-        "steps",
-        "clients",
-        "shared_table",
-        "rows_l_i0",
-        "rows_l_i1",
-        "rows_l_i2",
-        "rows_per_commit_l_i0",
-        "rows_per_commit_l_i1",
-        "rows_per_commit_l_i2",
-        "rows_per_commit_q",
-        "delete_per_insert",
-        "secondary_indexes",
-        "query_seconds",
-        "wait_seconds",
-        "data_length",
-        "ratio",
-        "seed",
-        "server_keys",
-        "max_seconds",
-        "interval_seconds",
-        "verify_sample",
-        "label",
-    ];
-    FIELDS.into_iter().find(|f| message.contains(&format!("`{f}`")))
 }
 
 #[cfg(test)]

@@ -20,7 +20,12 @@ pub fn run(config: &Config, out: &Path) -> RunOutcome {
 
 /// The step named `name`.
 pub fn step<'a>(outcome: &'a RunOutcome, name: &str) -> &'a StepRow {
-    outcome.results.steps.iter().find(|s| s.step == name).unwrap_or_else(|| panic!("no step {name}"))
+    outcome
+        .results
+        .steps
+        .iter()
+        .find(|s| s.step == name)
+        .unwrap_or_else(|| panic!("no step {name}"))
 }
 
 /// A percentile column of a step (µs): `op` insert/delete/query, `service` or response, index into PERCENTILES.
