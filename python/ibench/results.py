@@ -26,9 +26,9 @@ def _run_dirs(path: PathLike | Iterable[PathLike]) -> list[Path]:
         if (p / "runs.parquet").is_file():
             return [p]
         if p.is_dir():
-            dirs = sorted(d for d in p.iterdir() if (d / "runs.parquet").is_file())
-            if dirs:
-                return dirs
+            found = sorted(d for d in p.iterdir() if (d / "runs.parquet").is_file())
+            if found:
+                return found
         raise _native.IoError(f"cannot load {p}: no run directory (runs.parquet) there or below")
     dirs: list[Path] = []
     for item in path:
@@ -75,15 +75,17 @@ class Results:
         if rows.empty:
             raise _native.ConfigError(f"invalid step: no {time} histogram for {op} in step {step!r}")
         blob = _native.merge_histograms([bytes(b) for b in rows["histogram"]])
-        return _native.histogram_percentiles(blob, [q])[0]
+        value: float = _native.histogram_percentiles(blob, [q])[0]
+        return value
 
     def __repr__(self) -> str:
         runs = ", ".join(f"{r.run_id} ({r.dbms}, {r.status})" for r in self.runs.itertuples())
         return f"<ibench.Results {runs}: {len(self.steps)} steps>"
 
     def _repr_html_(self) -> str:
-        cols = [c for c in ("run_id", "step", "status", "elapsed_s", "ips", "dps", "qps", "sla_ok", "verified")]
-        return f"<p>{self!r}</p>" + self.steps[cols].to_html(index=False)
+        cols = ["run_id", "step", "status", "elapsed_s", "ips", "dps", "qps", "sla_ok", "verified"]
+        table: str = self.steps[cols].to_html(index=False)
+        return f"<p>{self!r}</p>" + table
 
 
 def load(path: PathLike | Iterable[PathLike]) -> Results:
