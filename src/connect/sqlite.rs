@@ -1,7 +1,7 @@
 //! `sqlite:PATH` or `sqlite::memory:` — embedded SQLite (rusqlite, bundled).
 //!
 //! Files use WAL with `synchronous=NORMAL`; each session is its own
-//! connection, writers wait on each other through `busy_timeout`. An
+//! connection, writers wait on each other in short naps (see `busy`). An
 //! in-memory database is one connection that sessions share (SQLite cannot
 //! share a private in-memory database between connections).
 //! `dateandtime` is stored as INTEGER microseconds since the Unix epoch.
@@ -15,11 +15,16 @@ use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-const PRAGMAS: [(&str, &str); 3] = [
-    ("journal_mode", "WAL"),
-    ("synchronous", "NORMAL"),
-    ("busy_timeout", "60000"),
-];
+const PRAGMAS: [(&str, &str); 2] = [("journal_mode", "WAL"), ("synchronous", "NORMAL")];
+
+/// Waits for a lock held by another connection (the inserter and the deleter
+/// both write) in 50 µs naps, for up to a minute. SQLite's own busy_timeout
+/// naps 1, 2, 5, 10, ... 100 ms, which would put its back-off, not the
+/// database's work, in the measured latencies.
+fn busy(attempt: i32) -> bool {
+    std::thread::sleep(std::time::Duration::from_micros(50));
+    attempt < 1_000_000
+}
 
 enum Location {
     File(PathBuf),
@@ -36,12 +41,13 @@ fn db_err(target: &str, what: &str, e: rusqlite::Error) -> Error {
     Error::database(target, format!("{what}: {e}"))
 }
 
-fn configure(conn: &Connection, target: &str) -> Result<()> {
+fn configure(conn: &mut Connection, target: &str) -> Result<()> {
     for (name, value) in PRAGMAS {
         conn.pragma_update(None, name, value)
             .map_err(|e| db_err(target, &format!("PRAGMA {name}"), e))?;
     }
-    Ok(())
+    conn.busy_handler(Some(busy))
+        .map_err(|e| db_err(target, "busy handler", e))
 }
 
 impl SqliteConnector {
@@ -60,9 +66,9 @@ impl SqliteConnector {
         } else {
             let path = PathBuf::from(rest);
             // Open once now so a bad path fails before any work.
-            let conn = Connection::open_with_flags(&path, OpenFlags::default())
+            let mut conn = Connection::open_with_flags(&path, OpenFlags::default())
                 .map_err(|e| db_err(&target, &format!("cannot open {}", path.display()), e))?;
-            configure(&conn, &target)?;
+            configure(&mut conn, &target)?;
             Location::File(path)
         };
         Ok(SqliteConnector { location, target })
@@ -81,15 +87,19 @@ impl Connector for SqliteConnector {
     }
     fn settings(&self) -> Vec<(String, String)> {
         match self.location {
-            Location::File(_) => PRAGMAS.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            Location::File(_) => PRAGMAS
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .chain([("busy_handler".to_string(), "50us naps, up to 60 s".to_string())])
+                .collect(),
             Location::Memory(_) => vec![("journal_mode".into(), "memory".into())],
         }
     }
     fn session(&self) -> Result<Box<dyn Session>> {
         let conn = match &self.location {
             Location::File(path) => {
-                let conn = Connection::open(path).map_err(|e| db_err(&self.target, "open", e))?;
-                configure(&conn, &self.target)?;
+                let mut conn = Connection::open(path).map_err(|e| db_err(&self.target, "open", e))?;
+                configure(&mut conn, &self.target)?;
                 Conn::Own(Box::new(conn))
             }
             Location::Memory(shared) => Conn::Shared(shared.clone()),
