@@ -12,6 +12,22 @@ fn ibench(dir: &Path, args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// A text column of the run recorded in a run directory's runs.parquet.
+fn recorded(dir: &Path, column: &str) -> String {
+    let file = std::fs::File::open(dir.join("runs.parquet")).unwrap();
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+        .unwrap()
+        .build()
+        .unwrap();
+    let batch = reader.into_iter().next().unwrap().unwrap();
+    let col = batch.column_by_name(column).unwrap();
+    col.as_any()
+        .downcast_ref::<arrow::array::StringArray>()
+        .unwrap()
+        .value(0)
+        .to_string()
+}
+
 fn run_dirs(root: &Path) -> Vec<std::path::PathBuf> {
     match std::fs::read_dir(root) {
         Ok(entries) => entries.map(|e| e.unwrap().path()).collect(),
@@ -100,19 +116,8 @@ fn a_config_file_sets_parameters_and_flags_override_it() {
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let runs = run_dirs(&dir.path().join("ibench-results"));
-    let file = std::fs::File::open(runs[0].join("runs.parquet")).unwrap();
-    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
-        .unwrap()
-        .build()
-        .unwrap();
-    let batch = reader.into_iter().next().unwrap().unwrap();
-    let config = batch.column_by_name("config").unwrap();
-    let config = config
-        .as_any()
-        .downcast_ref::<arrow::array::StringArray>()
-        .unwrap()
-        .value(0);
-    let config: serde_json::Value = serde_json::from_str(config).unwrap();
+    let config = recorded(&runs[0], "config");
+    let config: serde_json::Value = serde_json::from_str(&config).unwrap();
     assert_eq!(config["clients"], 3);
     assert_eq!(config["rows_l_i0"], 300);
     assert_eq!(config["label"], "from-toml");
@@ -145,17 +150,5 @@ fn ctrl_c_stops_the_run_and_leaves_readable_results() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("interrupted"), "{stdout}");
     let runs = run_dirs(&dir.path().join("ibench-results"));
-    let file = std::fs::File::open(runs[0].join("runs.parquet")).unwrap();
-    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
-        .unwrap()
-        .build()
-        .unwrap();
-    let batch = reader.into_iter().next().unwrap().unwrap();
-    let status = batch.column_by_name("status").unwrap();
-    let status = status
-        .as_any()
-        .downcast_ref::<arrow::array::StringArray>()
-        .unwrap()
-        .value(0);
-    assert_eq!(status, "interrupted");
+    assert_eq!(recorded(&runs[0], "status"), "interrupted");
 }

@@ -189,31 +189,9 @@ impl Observer for Progress {
             bar.finish_and_clear();
         }
         if !self.quiet {
-            eprintln!("{}", step_line(row));
+            eprintln!("{}", row.summary_line());
         }
     }
-}
-
-fn step_line(s: &StepRow) -> String {
-    let mut line = format!("{:>7} {:<11} {:>8.1} s", s.step, s.status, s.elapsed_s);
-    if s.inserts > 0 {
-        line += &format!("  {:>10.0} ips", s.ips());
-    }
-    if s.queries > 0 {
-        line += &format!("  {:>9.0} qps", s.qps());
-    }
-    if let Some(ok) = s.sla_ok {
-        line += if ok { "  SLA met" } else { "  SLA MISSED" };
-    }
-    match s.verified {
-        Some(true) => line += "  verified",
-        Some(false) => line += &format!("  VERIFY FAILED: {}", s.verify_error.as_deref().unwrap_or("")),
-        None => {}
-    }
-    if let Some(e) = &s.error {
-        line += &format!("  error: {e}");
-    }
-    line
 }
 
 fn ms(v: Option<f64>) -> String {

@@ -32,16 +32,7 @@ impl Observer for Lines {
         ));
     }
     fn step_finished(&self, s: &StepRow) {
-        let mut line = format!("{:>7} {:<11} {:>7.1} s", s.step, s.status, s.elapsed_s);
-        if s.inserts > 0 {
-            line += &format!(" {:>10.0} ips", s.ips());
-        }
-        if s.queries > 0 {
-            line += &format!(" {:>9.0} qps", s.qps());
-        }
-        if let Some(v) = s.verified {
-            line += if v { "  verified" } else { "  VERIFY FAILED" };
-        }
+        let line = s.summary_line();
         self.send(line);
     }
 }

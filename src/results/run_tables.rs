@@ -128,6 +128,29 @@ impl StepRow {
     pub fn qps(&self) -> f64 {
         self.rate(self.queries)
     }
+
+    /// One line for progress output: step, status, time, rates, SLA, verify, error.
+    pub fn summary_line(&self) -> String {
+        let mut line = format!("{:>7} {:<11} {:>8.1} s", self.step, self.status, self.elapsed_s);
+        if self.inserts > 0 {
+            line += &format!("  {:>10.0} ips", self.ips());
+        }
+        if self.queries > 0 {
+            line += &format!("  {:>9.0} qps", self.qps());
+        }
+        if let Some(ok) = self.sla_ok {
+            line += if ok { "  SLA met" } else { "  SLA MISSED" };
+        }
+        match self.verified {
+            Some(true) => line += "  verified",
+            Some(false) => line += &format!("  VERIFY FAILED: {}", self.verify_error.as_deref().unwrap_or("")),
+            None => {}
+        }
+        if let Some(e) = &self.error {
+            line += &format!("  error: {e}");
+        }
+        line
+    }
 }
 
 /// One serialized histogram: all clients of a step, per op and time kind.
