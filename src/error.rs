@@ -39,6 +39,16 @@ pub enum Error {
         target: String,
         /// What failed, with the server's message.
         message: String,
+        /// A deadlock or serialization failure: running the operation again may succeed.
+        retryable: bool,
+    },
+    /// A step failed; the message says how (it names the database).
+    #[error("step {step} failed: {message}")]
+    Step {
+        /// The step.
+        step: String,
+        /// What went wrong.
+        message: String,
     },
     /// The run was stopped (Ctrl-C) before it finished.
     #[error("interrupted")]
@@ -72,7 +82,22 @@ impl Error {
         Error::Database {
             target: target.into(),
             message: message.to_string(),
+            retryable: false,
         }
+    }
+
+    /// A deadlock or serialization failure of `target`: worth running again.
+    pub fn retryable(target: impl Into<String>, message: impl std::fmt::Display) -> Self {
+        Error::Database {
+            target: target.into(),
+            message: message.to_string(),
+            retryable: true,
+        }
+    }
+
+    /// True for deadlocks and serialization failures.
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, Error::Database { retryable: true, .. })
     }
 
     /// A [`Error::Format`] while doing `context`.

@@ -232,3 +232,13 @@ fn the_recorded_configuration_holds_no_password() {
     let recorded: serde_json::Value = serde_json::from_str(&out.results.run.config).unwrap();
     assert_eq!(recorded["db"], json!(out.results.run.target));
 }
+
+#[test]
+fn a_deadlock_is_retried_counted_and_the_step_succeeds() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let c = config(json!({"db": "null:?deadlock=insert@3", "rows_l_i0": 1000, "steps": ["l.i0"]}));
+    let out = run(&c, dir.path());
+    let s = step(&out, "l.i0");
+    assert_eq!((s.status.as_str(), s.inserts, s.retries), ("ok", 1000, 1));
+}

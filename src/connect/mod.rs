@@ -1,14 +1,18 @@
 //! Connectors: one module per database, each opening sessions (one connection
 //! used by one thread). Nothing here knows about steps or timing.
 
+mod mysql;
 mod null;
+mod postgres;
 mod sqlite;
 
 use crate::error::{Error, Result};
 use crate::gen::{RangeQuery, Row, Rows};
 use std::ops::Range;
 
+pub use mysql::MysqlConnector;
 pub use null::NullConnector;
+pub use postgres::PostgresConnector;
 pub use sqlite::SqliteConnector;
 
 /// A table's row count and key bounds, as the database reports them.
@@ -61,8 +65,17 @@ pub trait Session: Send {
     fn rows(&mut self, table: &str, keys: &[u64]) -> Result<Vec<Row>>;
 }
 
-/// Opens the connector a DSN names: `sqlite:PATH`, `sqlite::memory:`, `null:[?options]`.
+/// Opens the connector a DSN names: `sqlite:PATH`, `sqlite::memory:`,
+/// `postgres://user:pass@host:port/db` (or `host=... user=...`),
+/// `mysql://user:pass@host:port/db?engine=innodb|rocksdb`, `null:[?options]`.
 pub fn open(dsn: &str) -> Result<Box<dyn Connector>> {
+    // libpq's key=value form: `host=127.0.0.1 user=postgres dbname=test`.
+    let key_value = !dsn.contains("://") && dsn.split_whitespace().all(|w| w.contains('='));
+    if key_value && ["host=", "user=", "dbname="].iter().any(|k| dsn.contains(k)) {
+        return PostgresConnector::new(dsn)
+            .map(|c| Box::new(c) as Box<dyn Connector>)
+            .map_err(|e| hide_password(dsn, e));
+    }
     let (scheme, rest) = dsn.split_once(':').ok_or_else(|| {
         Error::config(
             "db",
@@ -75,6 +88,11 @@ pub fn open(dsn: &str) -> Result<Box<dyn Connector>> {
     let opened: Result<Box<dyn Connector>> = match scheme {
         "sqlite" => SqliteConnector::new(rest).map(|c| Box::new(c) as Box<dyn Connector>),
         "null" => NullConnector::new(rest).map(|c| Box::new(c) as Box<dyn Connector>),
+        "postgres" | "postgresql" => PostgresConnector::new(dsn).map(|c| Box::new(c) as Box<dyn Connector>),
+        "mysql" | "mariadb" => {
+            let url = dsn.replacen("mariadb://", "mysql://", 1);
+            MysqlConnector::new(&url).map(|c| Box::new(c) as Box<dyn Connector>)
+        }
         _ => Err(Error::config(
             "db",
             format!(
@@ -83,25 +101,40 @@ pub fn open(dsn: &str) -> Result<Box<dyn Connector>> {
             ),
         )),
     };
-    // A connector may quote the DSN in its error: never with the password.
-    opened.map_err(|e| match password(dsn) {
-        Some(p) if e.to_string().contains(p) => Error::config("db", e.to_string().replace(p, "***")),
-        _ => e,
-    })
+    opened.map_err(|e| hide_password(dsn, e))
 }
 
-/// The password of a `scheme://user:pass@host` DSN.
+/// A connector may quote the DSN in its error: never with the password.
+fn hide_password(dsn: &str, e: Error) -> Error {
+    match password(dsn) {
+        Some(p) if e.to_string().contains(p) => Error::config("db", e.to_string().replace(p, "***")),
+        _ => e,
+    }
+}
+
+/// The password of a `scheme://user:pass@host` or `... password=pass ...` DSN.
 fn password(dsn: &str) -> Option<&str> {
+    if let Some(p) = dsn.split_whitespace().find_map(|w| w.strip_prefix("password=")) {
+        return (!p.is_empty()).then_some(p);
+    }
     let (_, rest) = dsn.split_once("://")?;
-    let (userinfo, _) = rest.split_once('@')?;
+    let (userinfo, _) = rest.rsplit_once('@')?;
     let (_, pass) = userinfo.split_once(':')?;
     (!pass.is_empty()).then_some(pass)
 }
 
-/// The DSN with any password replaced by `***` (`scheme://user:pass@host` form).
+/// The DSN with any password replaced by `***` (`scheme://user:pass@host`
+/// and `password=...` forms).
 pub fn redact(dsn: &str) -> String {
+    if !dsn.contains("://") && dsn.contains("password=") {
+        let words: Vec<&str> = dsn
+            .split_whitespace()
+            .map(|w| if w.starts_with("password=") { "password=***" } else { w })
+            .collect();
+        return words.join(" ");
+    }
     if let Some((scheme, rest)) = dsn.split_once("://") {
-        if let Some((userinfo, host)) = rest.split_once('@') {
+        if let Some((userinfo, host)) = rest.rsplit_once('@') {
             if let Some((user, _)) = userinfo.split_once(':') {
                 return format!("{scheme}://{user}:***@{host}");
             }
@@ -127,6 +160,11 @@ mod tests {
             "postgres://bob:***@db:5432/x"
         );
         assert_eq!(redact("sqlite:/tmp/x.db"), "sqlite:/tmp/x.db");
+        assert_eq!(
+            redact("host=h user=u password=p dbname=d"),
+            "host=h user=u password=*** dbname=d"
+        );
+        assert_eq!(redact("mysql://u:p@ss@h/d"), "mysql://u:***@h/d");
     }
 
     #[test]

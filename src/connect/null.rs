@@ -7,7 +7,9 @@
 //! * `stall=2s@5s` — operations that run 5 s after the connector opened wait
 //!   until 7 s (repeatable: `stall=2s@5s,1s@20s`);
 //! * `fail=delete@3` — the third delete of every session fails (`insert`,
-//!   `delete`, `query`), to test what happens when a database errs mid-step.
+//!   `delete`, `query`), to test what happens when a database errs mid-step;
+//! * `deadlock=insert@3` — the third insert of every session reports a
+//!   deadlock once (a retryable error), to test retries.
 //!
 //! Durations take `ns`, `us`, `ms` or `s`.
 
@@ -35,6 +37,7 @@ pub struct NullConnector {
     latency: Latency,
     stalls: Arc<Vec<(Duration, Duration)>>,
     fail: Option<(String, u64)>,
+    deadlock: Option<(String, u64)>,
     opened: Instant,
     sessions: AtomicU64,
 }
@@ -66,6 +69,7 @@ impl NullConnector {
         let mut latency = Latency::None;
         let mut stalls = Vec::new();
         let mut fail = None;
+        let mut deadlock = None;
         for pair in query.split('&').filter(|p| !p.is_empty()) {
             let (key, value) = pair
                 .split_once('=')
@@ -98,11 +102,11 @@ impl NullConnector {
                         stalls.push((parse_duration("db", at)?, parse_duration("db", len)?));
                     }
                 }
-                "fail" => {
+                "fail" | "deadlock" => {
                     let bad = || {
                         Error::config(
                             "db",
-                            format!("null: fail {value:?}: expected insert@N, delete@N or query@N"),
+                            format!("null: {key} {value:?}: expected insert@N, delete@N or query@N"),
                         )
                     };
                     let (op, n) = value.split_once('@').ok_or_else(bad)?;
@@ -110,7 +114,8 @@ impl NullConnector {
                     if !["insert", "delete", "query"].contains(&op) || n == 0 {
                         return Err(bad());
                     }
-                    fail = Some((op.to_string(), n));
+                    let slot = if key == "fail" { &mut fail } else { &mut deadlock };
+                    *slot = Some((op.to_string(), n));
                 }
                 _ => {
                     return Err(Error::config(
@@ -125,6 +130,7 @@ impl NullConnector {
             latency,
             stalls: Arc::new(stalls),
             fail,
+            deadlock,
             opened: Instant::now(),
             sessions: AtomicU64::new(0),
         })
@@ -153,6 +159,7 @@ impl Connector for NullConnector {
             latency: self.latency,
             stalls: self.stalls.clone(),
             fail: self.fail.clone(),
+            deadlock: self.deadlock.clone(),
             counts: [0; 3],
             opened: self.opened,
             rng: Xoshiro256PlusPlus::seed_from_u64(n),
@@ -167,6 +174,7 @@ struct NullSession {
     latency: Latency,
     stalls: Arc<Vec<(Duration, Duration)>>,
     fail: Option<(String, u64)>,
+    deadlock: Option<(String, u64)>,
     /// Inserts, deletes and queries so far.
     counts: [u64; 3],
     opened: Instant,
@@ -195,12 +203,21 @@ impl NullSession {
     /// Counts an operation of kind `op` (0 insert, 1 delete, 2 query) and fails it when asked to.
     fn count(&mut self, op: usize) -> Result<()> {
         self.counts[op] += 1;
-        match &self.fail {
-            Some((name, n)) if *name == ["insert", "delete", "query"][op] && self.counts[op] == *n => Err(
-                Error::database("null:", format!("injected failure of {name} number {n}")),
-            ),
-            _ => Ok(()),
+        let name = ["insert", "delete", "query"][op];
+        let hit = |o: &Option<(String, u64)>| matches!(o, Some((what, n)) if what == name && self.counts[op] == *n);
+        if hit(&self.fail) {
+            return Err(Error::database(
+                "null:",
+                format!("injected failure of {name} number {}", self.counts[op]),
+            ));
         }
+        if hit(&self.deadlock) {
+            return Err(Error::retryable(
+                "null:",
+                format!("injected deadlock in {name} number {}", self.counts[op]),
+            ));
+        }
+        Ok(())
     }
 
     fn operate(&mut self) -> Result<()> {

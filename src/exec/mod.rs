@@ -49,24 +49,11 @@ pub struct RunOutcome {
 /// A run id that sorts by start time: `20261129T233000Z-1a2b3c`.
 fn run_id() -> String {
     let micros = unix_micros();
-    let secs = micros.div_euclid(1_000_000);
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + (month <= 2) as i64;
+    let c = crate::civil::from_micros(micros);
     let tag = (micros as u64 ^ (std::process::id() as u64).rotate_left(20)) & 0xff_ffff;
     format!(
-        "{year:04}{month:02}{day:02}T{:02}{:02}{:02}Z-{tag:06x}",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
+        "{:04}{:02}{:02}T{:02}{:02}{:02}Z-{tag:06x}",
+        c.year, c.month, c.day, c.hour, c.minute, c.second
     )
 }
 
@@ -229,6 +216,7 @@ fn run_steps(
             queries: out.queries,
             indexed_rows: (step == Step::CreateIndexes).then_some(out.indexed_rows),
             errors: out.errors,
+            retries: out.retries,
             ..StepRow::default()
         };
         if let Step::Query { rate, .. } = step {
@@ -275,7 +263,12 @@ fn run_steps(
         results.write(dir)?;
         observer.step_finished(results.steps.last().expect("just pushed"));
         match status.as_str() {
-            "error" => return Err(Error::database(connector.target(), error.unwrap_or_default())),
+            "error" => {
+                return Err(Error::Step {
+                    step: step.to_string(),
+                    message: error.unwrap_or_default(),
+                })
+            }
             "interrupted" => return Err(Error::Interrupted),
             _ => {}
         }

@@ -39,6 +39,7 @@ pub(crate) struct StepOutcome {
     pub queries: u64,
     pub indexed_rows: u64,
     pub errors: u64,
+    pub retries: u64,
     pub latencies: Vec<(Op, Latencies)>,
     pub intervals: Vec<IntervalRow>,
 }
@@ -51,6 +52,9 @@ enum Role {
     CreateIndex,
 }
 
+/// Attempts after the first for an operation that hit a deadlock or a serialization failure.
+const MAX_RETRIES: u32 = 10;
+
 /// State the step's threads share.
 struct Shared {
     inserted: Vec<AtomicU64>,
@@ -59,6 +63,7 @@ struct Shared {
     queries: AtomicU64,
     indexed_rows: AtomicU64,
     errors: AtomicU64,
+    retries: AtomicU64,
     abort: AtomicBool,
     timed_out: AtomicBool,
     error: Mutex<Option<String>>,
@@ -135,6 +140,23 @@ impl Worker<'_> {
         false
     }
 
+    /// Runs `op`, again after a deadlock or serialization failure (up to
+    /// [`MAX_RETRIES`] times, each counted); the time of the failed attempts
+    /// stays in the operation's latency.
+    fn retrying<T>(&self, mut op: impl FnMut() -> Result<T>) -> Result<T> {
+        let mut attempt = 0;
+        loop {
+            match op() {
+                Err(e) if e.is_retryable() && attempt < MAX_RETRIES => {
+                    attempt += 1;
+                    self.shared.retries.fetch_add(1, Ordering::Relaxed);
+                    std::thread::sleep(Duration::from_millis(attempt as u64));
+                }
+                other => return other,
+            }
+        }
+    }
+
     fn recorder(&self, op: Op, t0: Instant) -> Recorder {
         Recorder::new(
             self.client,
@@ -195,7 +217,7 @@ impl Worker<'_> {
                 let keys = self.table.allocate(self.slot, n);
                 rows_gen.generate_into(keys.start, n as usize, &mut rows)?;
                 let started = Instant::now();
-                session.insert(&self.table.name, &rows, c.server_keys)?;
+                self.retrying(|| session.insert(&self.table.name, &rows, c.server_keys))?;
                 let ended = Instant::now();
                 self.table.committed(self.slot);
                 rec.record(if w.rate.is_some() { intended } else { started }, started, ended);
@@ -243,7 +265,7 @@ impl Worker<'_> {
                 continue;
             }
             let started = Instant::now();
-            let deleted = session.delete(&self.table.name, keys.clone())?;
+            let deleted = self.retrying(|| session.delete(&self.table.name, keys.clone()))?;
             let ended = Instant::now();
             rec.record(if w.rate.is_some() { intended } else { started }, started, ended);
             if deleted != keys.end - keys.start {
@@ -273,7 +295,7 @@ impl Worker<'_> {
                     let q = ranges.next_query();
                     let position = SecondaryIndex::ALL.iter().position(|&i| i == q.index).unwrap_or(0);
                     let indexed = self.plan.indexed && position < c.secondary_indexes as usize;
-                    session.range_query(&self.table.name, &q, indexed)?;
+                    self.retrying(|| session.range_query(&self.table.name, &q, indexed))?;
                 }
                 QueryKind::Point => {
                     let w = self.table.window();
@@ -281,7 +303,8 @@ impl Worker<'_> {
                         std::thread::sleep(Duration::from_millis(1));
                         continue;
                     }
-                    session.point_query(&self.table.name, &points.next_keys(w))?;
+                    let keys = points.next_keys(w);
+                    self.retrying(|| session.point_query(&self.table.name, &keys))?;
                 }
             }
             rec.record(started, started, Instant::now());
@@ -318,6 +341,7 @@ pub(crate) fn run_step(plan: &StepPlan<'_>) -> StepOutcome {
         queries: AtomicU64::new(0),
         indexed_rows: AtomicU64::new(0),
         errors: AtomicU64::new(0),
+        retries: AtomicU64::new(0),
         abort: AtomicBool::new(false),
         timed_out: AtomicBool::new(false),
         error: Mutex::new(None),
@@ -422,6 +446,7 @@ pub(crate) fn run_step(plan: &StepPlan<'_>) -> StepOutcome {
     StepOutcome {
         status,
         errors: shared.errors.load(Ordering::Relaxed),
+        retries: shared.retries.load(Ordering::Relaxed),
         error,
         started_at_us,
         elapsed_s: ended.duration_since(t0).as_secs_f64(),

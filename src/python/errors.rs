@@ -27,7 +27,7 @@ impl From<crate::Error> for PyErr {
             crate::Error::Config { .. } => ConfigError::new_err(message),
             crate::Error::Io { .. } => IoError::new_err(message),
             crate::Error::Format { .. } => FormatError::new_err(message),
-            crate::Error::Database { .. } => DatabaseError::new_err(message),
+            crate::Error::Database { .. } | crate::Error::Step { .. } => DatabaseError::new_err(message),
             crate::Error::Interrupted => pyo3::exceptions::PyKeyboardInterrupt::new_err(message),
         }
     }

@@ -100,6 +100,8 @@ pub struct StepRow {
     pub verify_error: Option<String>,
     /// Operations that failed (a thread stops at its first failure).
     pub errors: u64,
+    /// Operations run again after a deadlock or serialization failure.
+    pub retries: u64,
     /// Database size after the step.
     pub db_size_bytes: Option<u64>,
     /// Rows in the tables' windows after the step (all tables).
@@ -239,6 +241,7 @@ fn steps_schema() -> SchemaRef {
         Field::new("errors", DataType::UInt64, false),
         Field::new("db_size_bytes", DataType::UInt64, true),
         Field::new("live_rows", DataType::UInt64, false),
+        Field::new("retries", DataType::UInt64, false),
     ];
     for op in STEP_OPS {
         for time in ["resp", "svc"] {
@@ -324,7 +327,7 @@ impl RunResults {
         let mut started = TimestampMicrosecondBuilder::new().with_timezone("UTC");
         let mut f64s: Vec<Float64Builder> = (0..7).map(|_| Float64Builder::new()).collect();
         let mut u32s: Vec<UInt32Builder> = (0..2).map(|_| UInt32Builder::new()).collect();
-        let mut u64s: Vec<UInt64Builder> = (0..6).map(|_| UInt64Builder::new()).collect();
+        let mut u64s: Vec<UInt64Builder> = (0..7).map(|_| UInt64Builder::new()).collect();
         let mut bools: Vec<BooleanBuilder> = (0..2).map(|_| BooleanBuilder::new()).collect();
         let mut lat: Vec<Float64Builder> = (0..STEP_OPS.len() * 10).map(|_| Float64Builder::new()).collect();
         for s in &self.steps {
@@ -348,6 +351,7 @@ impl RunResults {
             u64s[3].append_value(s.errors);
             u64s[4].append_option(s.db_size_bytes);
             u64s[5].append_value(s.live_rows);
+            u64s[6].append_value(s.retries);
             bools[0].append_option(s.sla_ok);
             bools[1].append_option(s.verified);
             for (i, op) in STEP_OPS.iter().enumerate() {
@@ -381,6 +385,7 @@ impl RunResults {
             Arc::new(u64s[3].finish()),
             Arc::new(u64s[4].finish()),
             Arc::new(u64s[5].finish()),
+            Arc::new(u64s[6].finish()),
         ];
         columns.extend(lat.iter_mut().map(|b| Arc::new(b.finish()) as ArrayRef));
         batch(steps_schema(), columns)
