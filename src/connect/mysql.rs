@@ -157,6 +157,7 @@ impl Connector for MysqlConnector {
     fn session(&self) -> Result<Box<dyn Session>> {
         Ok(Box::new(MysqlSession {
             conn: self.connect()?,
+            inserts: std::collections::HashMap::new(),
             engine: self.engine,
             engine_options: self.engine_options.clone(),
             target: self.target.clone(),
@@ -175,6 +176,7 @@ impl Connector for MysqlConnector {
 
 struct MysqlSession {
     conn: Conn,
+    inserts: std::collections::HashMap<(String, usize, bool), mysql::Statement>,
     engine: Engine,
     engine_options: String,
     target: String,
@@ -234,6 +236,7 @@ impl MysqlSession {
 impl Session for MysqlSession {
     fn create_table(&mut self, table: &str, server_keys: bool) -> Result<()> {
         let auto = if server_keys { " AUTO_INCREMENT" } else { "" };
+        self.inserts.clear();
         self.run("drop table", &format!("DROP TABLE IF EXISTS {table}"))?;
         self.run(
             "create table",
@@ -276,18 +279,31 @@ impl Session for MysqlSession {
 
     fn insert(&mut self, table: &str, rows: &Rows, server_keys: bool) -> Result<()> {
         let n = rows.len();
-        let (cols, one) = if server_keys {
-            (
-                "dateandtime, cashregisterid, customerid, productid, price, data",
-                "(?,?,?,?,?,?)",
-            )
-        } else {
-            (
-                "transactionid, dateandtime, cashregisterid, customerid, productid, price, data",
-                "(?,?,?,?,?,?,?)",
-            )
+        // Keyed by shape, so the statement text is built and hashed once per batch size.
+        let key = (table.to_string(), n, server_keys);
+        let stmt = match self.inserts.get(&key) {
+            Some(s) => s.clone(),
+            None => {
+                let (cols, one) = if server_keys {
+                    (
+                        "dateandtime, cashregisterid, customerid, productid, price, data",
+                        "(?,?,?,?,?,?)",
+                    )
+                } else {
+                    (
+                        "transactionid, dateandtime, cashregisterid, customerid, productid, price, data",
+                        "(?,?,?,?,?,?,?)",
+                    )
+                };
+                let sql = format!("INSERT INTO {table} ({cols}) VALUES {}", vec![one; n].join(","));
+                let s = self
+                    .conn
+                    .prep(sql)
+                    .map_err(|e| my_err(&self.target, "prepare insert", e))?;
+                self.inserts.insert(key, s.clone());
+                s
+            }
         };
-        let sql = format!("INSERT INTO {table} ({cols}) VALUES {}", vec![one; n].join(","));
         let mut values = Vec::with_capacity(n * 7);
         for i in 0..n {
             if !server_keys {
@@ -303,7 +319,7 @@ impl Session for MysqlSession {
             ));
         }
         self.conn
-            .exec_drop(&sql, Params::Positional(values))
+            .exec_drop(&stmt, Params::Positional(values))
             .map_err(|e| my_err(&self.target, "insert", e))
     }
 

@@ -189,18 +189,27 @@ impl Session for PostgresSession {
     fn insert(&mut self, table: &str, rows: &Rows, server_keys: bool) -> Result<()> {
         let n = rows.len();
         let per_row = if server_keys { 6 } else { 7 };
-        let cols = if server_keys {
-            "dateandtime, cashregisterid, customerid, productid, price, data"
-        } else {
-            "transactionid, dateandtime, cashregisterid, customerid, productid, price, data"
+        // Keyed by shape, so the statement text is built once per batch size.
+        let key = format!("insert {table} {n} {server_keys}");
+        let stmt = match self.statements.get(&key) {
+            Some(s) => s.clone(),
+            None => {
+                let cols = if server_keys {
+                    "dateandtime, cashregisterid, customerid, productid, price, data"
+                } else {
+                    "transactionid, dateandtime, cashregisterid, customerid, productid, price, data"
+                };
+                let values: Vec<String> = (0..n)
+                    .map(|r| {
+                        let p: Vec<String> = (1..=per_row).map(|c| format!("${}", r * per_row + c)).collect();
+                        format!("({})", p.join(","))
+                    })
+                    .collect();
+                let s = self.prepared(format!("INSERT INTO {table} ({cols}) VALUES {}", values.join(",")))?;
+                self.statements.insert(key, s.clone());
+                s
+            }
         };
-        let values: Vec<String> = (0..n)
-            .map(|r| {
-                let p: Vec<String> = (1..=per_row).map(|c| format!("${}", r * per_row + c)).collect();
-                format!("({})", p.join(","))
-            })
-            .collect();
-        let stmt = self.prepared(format!("INSERT INTO {table} ({cols}) VALUES {}", values.join(",")))?;
         let times: Vec<SystemTime> = rows.dateandtime.iter().map(|&t| timestamp(t)).collect();
         let data: Vec<&str> = (0..n)
             .map(|i| {
