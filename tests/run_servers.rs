@@ -294,7 +294,10 @@ fn a_password_in_the_dsn_reaches_no_file_log_line_or_error() {
 
 #[test]
 fn postgres_accepts_the_key_value_dsn_form() {
-    if !reachable("PostgreSQL", postgres::Client::connect(&postgres_admin(), postgres::NoTls).is_ok()) {
+    if !reachable(
+        "PostgreSQL",
+        postgres::Client::connect(&postgres_admin(), postgres::NoTls).is_ok(),
+    ) {
         return;
     }
     let c = ibench::connect::open("host=127.0.0.1 port=5432 user=postgres password=kv-secret dbname=postgres").unwrap();
