@@ -24,7 +24,9 @@ def run(
 ) -> Results:
     """Runs the Insert Benchmark and returns its results.
 
-    ``db`` is a DSN (default: a SQLite file in the run directory); ``preset``
+    ``db`` is a DSN — ``sqlite:PATH``, ``postgres://user:pass@host:port/db``,
+    ``mysql://user:pass@host:port/db?engine=innodb|rocksdb``, ``null:`` —
+    (default: a SQLite file in the run directory); ``preset``
     one of quick, small-1, small-4, large-12-cpu, large-12-io; ``steps`` a
     list such as ``["l.i0", "l.x", "qr100"]``; ``out`` the directory under
     which the run directory is created (default ``ibench-results``);

@@ -17,7 +17,8 @@ use std::time::Duration;
 #[derive(Debug, Args)]
 #[command(allow_negative_numbers = true)] // so `--rows-l-i0 -5` is refused by name, as a value
 pub(super) struct RunArgs {
-    /// The database: sqlite:PATH, sqlite::memory:, or null:[?latency=exp:1ms&stall=2s@5s].
+    /// The database: sqlite:PATH, sqlite::memory:, postgres://user:pass@host:port/db,
+    /// mysql://user:pass@host:port/db?engine=innodb|rocksdb, or null:[?latency=exp:1ms&stall=2s@5s].
     /// Default: a SQLite file in the run directory.
     #[arg(long)]
     db: Option<String>,
