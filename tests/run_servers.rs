@@ -305,3 +305,33 @@ fn postgres_accepts_the_key_value_dsn_form() {
     assert!(!c.target().contains("kv-secret"), "{}", c.target());
     assert!(c.version().unwrap().starts_with(|ch: char| ch.is_ascii_digit()));
 }
+
+/// l.i0 on a local server: its CPU is measured, non-zero, and not the client's.
+fn server_cpu_is_attributed_to_the_server(db: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let c = config(json!({"db": db, "steps": ["l.i0"], "rows_l_i0": 100_000}));
+    let out = run(&c, dir.path());
+    let s = step(&out, "l.i0");
+    let costs = s.costs();
+    let (client, server) = (costs[1].unwrap(), costs[2].expect("the local server's CPU is measured"));
+    assert!(server > 0.0 && client > 0.0, "client {client} server {server}");
+    assert!(
+        server > client,
+        "{db}: the server's {server} µs per insert is not counted as the client's {client}"
+    );
+    assert!(s.system.server_rss.unwrap() > 1_000_000, "server RSS");
+}
+
+#[test]
+fn postgres_server_cpu_is_measured_apart_from_the_client() {
+    if let Some(db) = postgres_db("ibench_cpu").filter(|d| !d.is_empty()) {
+        server_cpu_is_attributed_to_the_server(&db);
+    }
+}
+
+#[test]
+fn mariadb_server_cpu_is_measured_apart_from_the_client() {
+    if let Some(db) = mysql_db("ibench_cpu").filter(|d| !d.is_empty()) {
+        server_cpu_is_attributed_to_the_server(&db);
+    }
+}

@@ -203,8 +203,22 @@ fn ms(v: Option<f64>) -> String {
 /// The end-of-run table: throughput and p99 latencies per step.
 fn summary(steps: &[StepRow]) -> String {
     let mut out = format!(
-        "{:>7} {:>9} {:>9} {:>10} {:>10} {:>9} {:>10} {:>10} {:>10} {:>5} {:>8}\n",
-        "step", "status", "secs", "ips", "dps", "qps", "ins p99", "ins svc", "qry p99", "SLA", "verified"
+        "{:>7} {:>9} {:>9} {:>10} {:>10} {:>9} {:>10} {:>10} {:>10} {:>5} {:>8} {:>8} {:>8} {:>8} {:>8}\n",
+        "step",
+        "status",
+        "secs",
+        "ips",
+        "dps",
+        "qps",
+        "ins p99",
+        "ins svc",
+        "qry p99",
+        "SLA",
+        "verified",
+        "cpupq",
+        "client",
+        "server",
+        "wkbpi"
     );
     for s in steps {
         let p99 = |op: crate::metrics::Op, service: bool| {
@@ -213,8 +227,10 @@ fn summary(steps: &[StepRow]) -> String {
                 .find(|(o, _, _)| *o == op)
                 .map(|(_, r, v)| if service { v[2] } else { r[2] })
         };
+        let costs = s.costs();
+        let cost = |i: usize| costs[i].map_or("-".to_string(), |v| format!("{v:.1}"));
         out += &format!(
-            "{:>7} {:>9} {:>9.1} {:>10.0} {:>10.0} {:>9.0} {:>10} {:>10} {:>10} {:>5} {:>8}\n",
+            "{:>7} {:>9} {:>9.1} {:>10.0} {:>10.0} {:>9.0} {:>10} {:>10} {:>10} {:>5} {:>8} {:>8} {:>8} {:>8} {:>8}\n",
             s.step,
             s.status,
             s.elapsed_s,
@@ -226,9 +242,15 @@ fn summary(steps: &[StepRow]) -> String {
             ms(p99(crate::metrics::Op::Query, false)),
             s.sla_ok.map_or("-", |ok| if ok { "yes" } else { "NO" }),
             s.verified.map_or("-", |ok| if ok { "yes" } else { "NO" }),
+            cost(0),
+            cost(1),
+            cost(2),
+            cost(5),
         );
     }
-    out + "(latencies in ms: response-time p99 of inserts and queries, and the inserts' service-time p99)"
+    out + "(latencies in ms: response-time p99 of inserts and queries, and the inserts' service-time p99;\n \
+           cpupq, client, server: host, ibench and server CPU µs per insert (load steps) or query (q steps);\n \
+           wkbpi: KB written to disk per operation)"
 }
 
 pub(super) fn run(args: RunArgs) -> Result<()> {

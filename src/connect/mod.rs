@@ -40,6 +40,17 @@ pub trait Connector: Send + Sync {
     fn session(&self) -> Result<Box<dyn Session>>;
     /// Bytes the database occupies, when known.
     fn size_bytes(&self) -> Option<u64>;
+    /// Names of the server's processes when the server runs on this host
+    /// (their CPU and memory are measured apart from the client's); empty for
+    /// embedded or remote databases.
+    fn server_processes(&self) -> Vec<&'static str> {
+        Vec::new()
+    }
+}
+
+/// True for a host name or address of this machine.
+pub(crate) fn is_local(host: &str) -> bool {
+    host.starts_with('/') || ["127.0.0.1", "localhost", "::1", "[::1]"].contains(&host) || host.starts_with("127.")
 }
 
 /// One connection, used by one thread.

@@ -154,6 +154,13 @@ impl Connector for MysqlConnector {
             ("engine_options".into(), self.engine_options.clone()),
         ]
     }
+    fn server_processes(&self) -> Vec<&'static str> {
+        if self.opts.get_socket().is_some() || super::is_local(&self.opts.get_ip_or_hostname()) {
+            vec!["mariadbd", "mysqld"]
+        } else {
+            Vec::new()
+        }
+    }
     fn session(&self) -> Result<Box<dyn Session>> {
         Ok(Box::new(MysqlSession {
             conn: self.connect()?,

@@ -9,7 +9,10 @@
 //! * `fail=delete@3` — the third delete of every session fails (`insert`,
 //!   `delete`, `query`), to test what happens when a database errs mid-step;
 //! * `deadlock=insert@3` — the third insert of every session reports a
-//!   deadlock once (a retryable error), to test retries.
+//!   deadlock once (a retryable error), to test retries;
+//! * `write=1MB` — every insert overwrites that many bytes of a file and
+//!   fsyncs it (in `dir=PATH`, default the temporary directory), a disk
+//!   write of known size for testing the I/O counters.
 //!
 //! Durations take `ns`, `us`, `ms` or `s`.
 
@@ -38,6 +41,8 @@ pub struct NullConnector {
     stalls: Arc<Vec<(Duration, Duration)>>,
     fail: Option<(String, u64)>,
     deadlock: Option<(String, u64)>,
+    write: usize,
+    dir: std::path::PathBuf,
     opened: Instant,
     sessions: AtomicU64,
 }
@@ -70,6 +75,8 @@ impl NullConnector {
         let mut stalls = Vec::new();
         let mut fail = None;
         let mut deadlock = None;
+        let mut write = 0usize;
+        let mut dir = std::env::temp_dir();
         for pair in query.split('&').filter(|p| !p.is_empty()) {
             let (key, value) = pair
                 .split_once('=')
@@ -102,6 +109,26 @@ impl NullConnector {
                         stalls.push((parse_duration("db", at)?, parse_duration("db", len)?));
                     }
                 }
+                "write" => {
+                    let (num, unit) =
+                        value.split_at(value.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(value.len()));
+                    let scale = match unit {
+                        "" | "B" => 1,
+                        "KB" | "kB" | "K" => 1 << 10,
+                        "MB" | "M" => 1 << 20,
+                        _ => {
+                            return Err(Error::config(
+                                "db",
+                                format!("null: write {value:?}: expected bytes like 4KB or 1MB"),
+                            ))
+                        }
+                    };
+                    let n: usize = num
+                        .parse()
+                        .map_err(|_| Error::config("db", format!("null: write {value:?} is not a size")))?;
+                    write = n * scale;
+                }
+                "dir" => dir = std::path::PathBuf::from(value),
                 "fail" | "deadlock" => {
                     let bad = || {
                         Error::config(
@@ -131,6 +158,8 @@ impl NullConnector {
             stalls: Arc::new(stalls),
             fail,
             deadlock,
+            write,
+            dir,
             opened: Instant::now(),
             sessions: AtomicU64::new(0),
         })
@@ -155,7 +184,28 @@ impl Connector for NullConnector {
     }
     fn session(&self) -> Result<Box<dyn Session>> {
         let n = self.sessions.fetch_add(1, Ordering::Relaxed);
+        let file = if self.write > 0 {
+            let path = self.dir.join(format!("ibench-null-{}-{n}.bin", std::process::id()));
+            let f = std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(true)
+                .read(true)
+                .write(true)
+                .open(&path)
+                .map_err(|source| Error::Io {
+                    action: "cannot create",
+                    path: path.clone(),
+                    source,
+                })?;
+            // The name goes now; the file lives as long as the session.
+            let _ = std::fs::remove_file(&path);
+            Some(f)
+        } else {
+            None
+        };
         Ok(Box::new(NullSession {
+            file,
+            block: vec![0x5a; self.write],
             latency: self.latency,
             stalls: self.stalls.clone(),
             fail: self.fail.clone(),
@@ -171,6 +221,9 @@ impl Connector for NullConnector {
 }
 
 struct NullSession {
+    /// The file inserts overwrite and fsync (`write=`).
+    file: Option<std::fs::File>,
+    block: Vec<u8>,
     latency: Latency,
     stalls: Arc<Vec<(Duration, Duration)>>,
     fail: Option<(String, u64)>,
@@ -256,6 +309,12 @@ impl Session for NullSession {
     }
     fn insert(&mut self, _: &str, _: &Rows, _: bool) -> Result<()> {
         self.count(0)?;
+        if let Some(f) = &self.file {
+            use std::os::unix::fs::FileExt;
+            let io = |e| Error::database("null:", format!("write: {e}"));
+            f.write_all_at(&self.block, 0).map_err(io)?;
+            f.sync_data().map_err(io)?;
+        }
         self.operate()
     }
     fn delete(&mut self, _: &str, keys: Range<u64>) -> Result<u64> {

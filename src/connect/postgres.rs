@@ -122,6 +122,17 @@ impl Connector for PostgresConnector {
         let row = c.query_one("SELECT pg_database_size(current_database())", &[]).ok()?;
         Some(row.get::<_, i64>(0) as u64)
     }
+    fn server_processes(&self) -> Vec<&'static str> {
+        let local = self.config.get_hosts().iter().all(|h| match h {
+            Host::Tcp(name) => super::is_local(name),
+            Host::Unix(_) => true,
+        });
+        if local {
+            vec!["postgres"]
+        } else {
+            Vec::new()
+        }
+    }
 }
 
 struct PostgresSession {

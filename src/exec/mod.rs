@@ -198,6 +198,7 @@ fn run_steps(
             stop,
             observer,
         };
+        let db_size_before_bytes = connector.size_bytes();
         let out = run_step(&plan);
         if step == Step::CreateIndexes && out.status == "ok" {
             indexed = true;
@@ -217,6 +218,14 @@ fn run_steps(
             indexed_rows: (step == Step::CreateIndexes).then_some(out.indexed_rows),
             errors: out.errors,
             retries: out.retries,
+            db_size_before_bytes,
+            cost_ops: match step {
+                Step::LoadI0 | Step::LoadI1 | Step::LoadI2 => Some(out.inserts),
+                Step::Query { .. } => Some(out.queries),
+                Step::CreateIndexes => Some(out.indexed_rows),
+                Step::Wait => None,
+            },
+            system: out.system.clone(),
             ..StepRow::default()
         };
         if let Step::Query { rate, .. } = step {
@@ -259,6 +268,9 @@ fn run_steps(
         results
             .intervals
             .extend(out.intervals.into_iter().map(|r| (row.step.clone(), r)));
+        results
+            .host_intervals
+            .extend(out.host_intervals.into_iter().map(|h| (row.step.clone(), h)));
         results.steps.push(row);
         results.write(dir)?;
         observer.step_finished(results.steps.last().expect("just pushed"));

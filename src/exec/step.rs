@@ -8,7 +8,7 @@ use super::Observer;
 use crate::connect::{Connector, Session};
 use crate::error::Result;
 use crate::gen::{Domains, PointQueries, RangeQueries, RowCursor, RowGen, RowSpec, Rows, SecondaryIndex};
-use crate::metrics::{IntervalRow, Latencies, Op, Recorder};
+use crate::metrics::{HostInterval, IntervalRow, Latencies, Op, Recorder, SystemDelta, SystemSample};
 use crate::workload::{Config, QueryKind, Step};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Barrier, Mutex, OnceLock};
@@ -42,6 +42,10 @@ pub(crate) struct StepOutcome {
     pub retries: u64,
     pub latencies: Vec<(Op, Latencies)>,
     pub intervals: Vec<IntervalRow>,
+    /// Host and process counters over the whole step.
+    pub system: SystemDelta,
+    /// The same per interval.
+    pub host_intervals: Vec<HostInterval>,
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -351,6 +355,12 @@ pub(crate) fn run_step(plan: &StepPlan<'_>) -> StepOutcome {
     let target = rows_per_client(c, plan.step).map(|r| r * c.clients as u64);
     plan.observer.step_started(&step_name, target);
     let barrier = Barrier::new(roles.len() + 1);
+    let servers = plan.connector.server_processes();
+    let interval = Duration::from_secs_f64(c.interval_seconds);
+    let mut host_intervals = Vec::new();
+    let mut first = SystemSample::default();
+    let mut last_previous = SystemSample::default();
+    let mut last_boundary = 0.0;
     let mut started_at_us = 0;
     let mut recorders = Vec::new();
     let mut ended = Instant::now();
@@ -395,14 +405,32 @@ pub(crate) fn run_step(plan: &StepPlan<'_>) -> StepOutcome {
         barrier.wait();
         let t0 = *shared.start.get_or_init(Instant::now);
         started_at_us = unix_micros();
+        first = SystemSample::take(&servers);
+        let mut previous = first.clone();
+        let mut boundary = 1u32;
         if plan.step == Step::Wait {
             run_wait(plan, &shared, t0);
         }
         while !handles.iter().all(|h| h.is_finished()) {
             let done = shared.inserted.iter().map(|a| a.load(Ordering::Relaxed)).sum();
             plan.observer.step_progress(&step_name, done, t0.elapsed());
-            std::thread::sleep(Duration::from_millis(100));
+            let next = interval * boundary;
+            if t0.elapsed() >= next {
+                // Cut the host counters on the same interval grid as the operations.
+                let now = SystemSample::take(&servers);
+                host_intervals.push(HostInterval {
+                    t_s: (interval * (boundary - 1)).as_secs_f64(),
+                    delta: SystemDelta::between(&previous, &now),
+                });
+                previous = now;
+                boundary += 1;
+            }
+            std::thread::sleep(
+                Duration::from_millis(100).min(next.saturating_sub(t0.elapsed()) + Duration::from_millis(1)),
+            );
         }
+        last_boundary = (interval * (boundary - 1)).as_secs_f64();
+        last_previous = previous;
         ended = t0;
         for h in handles {
             match h.join() {
@@ -422,6 +450,21 @@ pub(crate) fn run_step(plan: &StepPlan<'_>) -> StepOutcome {
     });
 
     let t0 = *shared.start.get().expect("the barrier set the start");
+    let last = SystemSample::take(&servers);
+    let tail = SystemDelta::between(&last_previous, &last);
+    if tail.seconds > 0.05 * interval.as_secs_f64() {
+        host_intervals.push(HostInterval {
+            t_s: last_boundary,
+            delta: tail,
+        });
+    }
+    let mut system = SystemDelta::between(&first, &last);
+    // The largest server memory seen at any interval boundary, not only at the ends.
+    system.server_rss = host_intervals
+        .iter()
+        .filter_map(|h| h.delta.server_rss)
+        .chain(system.server_rss)
+        .max();
     let mut latencies: Vec<(Op, Latencies)> = Vec::new();
     let mut intervals = Vec::new();
     for rec in recorders {
@@ -456,6 +499,8 @@ pub(crate) fn run_step(plan: &StepPlan<'_>) -> StepOutcome {
         indexed_rows: shared.indexed_rows.load(Ordering::Relaxed),
         latencies,
         intervals,
+        system,
+        host_intervals,
     }
 }
 

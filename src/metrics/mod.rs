@@ -5,6 +5,10 @@
 //! and service time, in nanoseconds) and cuts a per-interval series as it
 //! goes; the step merges the recorders when its threads end.
 
+mod system;
+
+pub use system::{DiskCounters, SystemDelta, SystemSample};
+
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 use std::time::{Duration, Instant};
@@ -69,6 +73,15 @@ impl Latencies {
         self.response.add(&other.response).expect("same bounds");
         self.service.add(&other.service).expect("same bounds");
     }
+}
+
+/// The host and process counters of one interval of a step.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostInterval {
+    /// Start of the interval, seconds after the step started.
+    pub t_s: f64,
+    /// What the counters did in it.
+    pub delta: SystemDelta,
 }
 
 /// One row of the per-interval series: what one client's operation did in

@@ -4,7 +4,7 @@
 
 use super::ParquetFile;
 use crate::error::{Error, Result};
-use crate::metrics::{IntervalRow, Op};
+use crate::metrics::{HostInterval, IntervalRow, Op, SystemDelta};
 use arrow::array::{
     ArrayRef, BinaryBuilder, BooleanBuilder, Float64Builder, RecordBatch, StringBuilder, TimestampMicrosecondBuilder,
     UInt32Builder, UInt64Builder,
@@ -23,6 +23,20 @@ pub const PERCENTILES: [(f64, &str); 5] = [
     (99.0, "p99"),
     (99.9, "p999"),
     (100.0, "max"),
+];
+
+/// Per-operation hardware costs in `steps` (see [`StepRow::costs`]).
+pub const COST_COLUMNS: [&str; 10] = [
+    "cpupq",
+    "client_cpu_us_per_op",
+    "server_cpu_us_per_op",
+    "cspq",
+    "rkbpq",
+    "wkbpi",
+    "rpq",
+    "wpi",
+    "read_mb_s",
+    "write_mb_s",
 ];
 
 /// Operations that get percentile columns in `steps`.
@@ -102,6 +116,13 @@ pub struct StepRow {
     pub errors: u64,
     /// Operations run again after a deadlock or serialization failure.
     pub retries: u64,
+    /// Database size before the step.
+    pub db_size_before_bytes: Option<u64>,
+    /// What the per-operation costs divide by: inserts in load steps, queries
+    /// in q steps, indexed rows in l.x (None: no per-operation costs).
+    pub cost_ops: Option<u64>,
+    /// Host and process counters over the step.
+    pub system: SystemDelta,
     /// Database size after the step.
     pub db_size_bytes: Option<u64>,
     /// Rows in the tables' windows after the step (all tables).
@@ -129,6 +150,32 @@ impl StepRow {
     /// Queries per second.
     pub fn qps(&self) -> f64 {
         self.rate(self.queries)
+    }
+
+    /// The values of [`COST_COLUMNS`]: host CPU µs, client and server CPU µs,
+    /// context switches, KB read, KB written, reads and writes per operation
+    /// (the reference's cpupq, cspq, rkbpq, wkbpi, rpq, wpi, all divided by
+    /// `cost_ops`), then MB/s read and written. None where a counter is missing.
+    pub fn costs(&self) -> [Option<f64>; 10] {
+        let d = &self.system;
+        let per = |v: Option<f64>| Some(v? / self.cost_ops.filter(|&n| n > 0)? as f64);
+        let disk = d.disk;
+        let mbs = |b: Option<u64>| {
+            b.filter(|_| self.elapsed_s > 0.0)
+                .map(|b| b as f64 / 1e6 / self.elapsed_s)
+        };
+        [
+            per(d.host_busy_s.map(|s| s * 1e6)),
+            per(d.client_cpu_s.map(|s| s * 1e6)),
+            per(d.server_cpu_s.map(|s| s * 1e6)),
+            per(d.ctxt.map(|c| c as f64)),
+            per(disk.map(|x| x.read_bytes as f64 / 1024.0)),
+            per(disk.map(|x| x.written_bytes as f64 / 1024.0)),
+            per(disk.map(|x| x.reads as f64)),
+            per(disk.map(|x| x.writes as f64)),
+            mbs(disk.map(|x| x.read_bytes)),
+            mbs(disk.map(|x| x.written_bytes)),
+        ]
     }
 
     /// One line for progress output: step, status, time, rates, SLA, verify, error.
@@ -181,6 +228,8 @@ pub struct RunResults {
     pub steps: Vec<StepRow>,
     /// Per-interval series: (step, row).
     pub intervals: Vec<(String, IntervalRow)>,
+    /// Per-interval host and process counters: (step, interval).
+    pub host_intervals: Vec<(String, HostInterval)>,
     /// Histograms.
     pub histograms: Vec<HistogramRow>,
 }
@@ -242,7 +291,12 @@ fn steps_schema() -> SchemaRef {
         Field::new("db_size_bytes", DataType::UInt64, true),
         Field::new("live_rows", DataType::UInt64, false),
         Field::new("retries", DataType::UInt64, false),
+        Field::new("db_size_before_bytes", DataType::UInt64, true),
+        Field::new("server_max_rss_bytes", DataType::UInt64, true),
     ];
+    for name in COST_COLUMNS {
+        fields.push(Field::new(name, DataType::Float64, true));
+    }
     for op in STEP_OPS {
         for time in ["resp", "svc"] {
             for (_, p) in PERCENTILES {
@@ -261,14 +315,23 @@ fn intervals_schema() -> SchemaRef {
     Arc::new(Schema::new(vec![
         utf8("run_id", false),
         utf8("step", false),
-        Field::new("client", DataType::UInt32, false),
+        Field::new("client", DataType::UInt32, true),
         Field::new("t_s", DataType::Float64, false),
         utf8("op", false),
-        Field::new("count", DataType::UInt64, false),
-        Field::new("rate", DataType::Float64, false),
+        Field::new("count", DataType::UInt64, true),
+        Field::new("rate", DataType::Float64, true),
         Field::new("p50_us", DataType::Float64, true),
         Field::new("p99_us", DataType::Float64, true),
         Field::new("max_us", DataType::Float64, true),
+        Field::new("host_cpu_pct", DataType::Float64, true),
+        Field::new("client_cpu_pct", DataType::Float64, true),
+        Field::new("server_cpu_pct", DataType::Float64, true),
+        Field::new("cs_per_s", DataType::Float64, true),
+        Field::new("reads_per_s", DataType::Float64, true),
+        Field::new("writes_per_s", DataType::Float64, true),
+        Field::new("read_mb_s", DataType::Float64, true),
+        Field::new("write_mb_s", DataType::Float64, true),
+        Field::new("server_rss_mb", DataType::Float64, true),
     ]))
 }
 
@@ -327,7 +390,8 @@ impl RunResults {
         let mut started = TimestampMicrosecondBuilder::new().with_timezone("UTC");
         let mut f64s: Vec<Float64Builder> = (0..7).map(|_| Float64Builder::new()).collect();
         let mut u32s: Vec<UInt32Builder> = (0..2).map(|_| UInt32Builder::new()).collect();
-        let mut u64s: Vec<UInt64Builder> = (0..7).map(|_| UInt64Builder::new()).collect();
+        let mut u64s: Vec<UInt64Builder> = (0..9).map(|_| UInt64Builder::new()).collect();
+        let mut costs: Vec<Float64Builder> = (0..COST_COLUMNS.len()).map(|_| Float64Builder::new()).collect();
         let mut bools: Vec<BooleanBuilder> = (0..2).map(|_| BooleanBuilder::new()).collect();
         let mut lat: Vec<Float64Builder> = (0..STEP_OPS.len() * 10).map(|_| Float64Builder::new()).collect();
         for s in &self.steps {
@@ -352,6 +416,11 @@ impl RunResults {
             u64s[4].append_option(s.db_size_bytes);
             u64s[5].append_value(s.live_rows);
             u64s[6].append_value(s.retries);
+            u64s[7].append_option(s.db_size_before_bytes);
+            u64s[8].append_option(s.system.server_rss);
+            for (b, v) in costs.iter_mut().zip(s.costs()) {
+                b.append_option(v);
+            }
             bools[0].append_option(s.sla_ok);
             bools[1].append_option(s.verified);
             for (i, op) in STEP_OPS.iter().enumerate() {
@@ -386,17 +455,21 @@ impl RunResults {
             Arc::new(u64s[4].finish()),
             Arc::new(u64s[5].finish()),
             Arc::new(u64s[6].finish()),
+            Arc::new(u64s[7].finish()),
+            Arc::new(u64s[8].finish()),
         ];
+        columns.extend(costs.iter_mut().map(|b| Arc::new(b.finish()) as ArrayRef));
         columns.extend(lat.iter_mut().map(|b| Arc::new(b.finish()) as ArrayRef));
         batch(steps_schema(), columns)
     }
 
-    /// The `intervals` table.
+    /// The `intervals` table: operation rows, then host rows (op "host",
+    /// client null) with the host and process counters of each interval.
     pub fn intervals_batch(&self) -> Result<RecordBatch> {
         let (mut run, mut step, mut op) = (StringBuilder::new(), StringBuilder::new(), StringBuilder::new());
         let mut client = UInt32Builder::new();
         let mut count = UInt64Builder::new();
-        let mut f: Vec<Float64Builder> = (0..5).map(|_| Float64Builder::new()).collect();
+        let mut f: Vec<Float64Builder> = (0..14).map(|_| Float64Builder::new()).collect();
         for (s, r) in &self.intervals {
             run.append_value(&self.run.run_id);
             step.append_value(s);
@@ -408,22 +481,48 @@ impl RunResults {
             f[2].append_option(opt(r.p50_us));
             f[3].append_option(opt(r.p99_us));
             f[4].append_option(opt(r.max_us));
+            for b in &mut f[5..] {
+                b.append_null();
+            }
         }
-        batch(
-            intervals_schema(),
-            vec![
-                Arc::new(run.finish()),
-                Arc::new(step.finish()),
-                Arc::new(client.finish()),
-                Arc::new(f[0].finish()),
-                Arc::new(op.finish()),
-                Arc::new(count.finish()),
-                Arc::new(f[1].finish()),
-                Arc::new(f[2].finish()),
-                Arc::new(f[3].finish()),
-                Arc::new(f[4].finish()),
-            ],
-        )
+        for (s, h) in &self.host_intervals {
+            let d = &h.delta;
+            let per_s = |v: Option<f64>| v.filter(|_| d.seconds > 0.0).map(|v| v / d.seconds);
+            run.append_value(&self.run.run_id);
+            step.append_value(s);
+            client.append_null();
+            f[0].append_value(h.t_s);
+            op.append_value("host");
+            count.append_null();
+            for b in &mut f[1..5] {
+                b.append_null();
+            }
+            let disk = d.disk;
+            let values = [
+                per_s(d.host_busy_s.map(|v| v * 100.0)),
+                per_s(d.client_cpu_s.map(|v| v * 100.0)),
+                per_s(d.server_cpu_s.map(|v| v * 100.0)),
+                per_s(d.ctxt.map(|v| v as f64)),
+                per_s(disk.map(|x| x.reads as f64)),
+                per_s(disk.map(|x| x.writes as f64)),
+                per_s(disk.map(|x| x.read_bytes as f64 / 1e6)),
+                per_s(disk.map(|x| x.written_bytes as f64 / 1e6)),
+                d.server_rss.map(|b| b as f64 / 1e6),
+            ];
+            for (b, v) in f[5..].iter_mut().zip(values) {
+                b.append_option(v);
+            }
+        }
+        let mut columns: Vec<ArrayRef> = vec![
+            Arc::new(run.finish()),
+            Arc::new(step.finish()),
+            Arc::new(client.finish()),
+            Arc::new(f[0].finish()),
+            Arc::new(op.finish()),
+            Arc::new(count.finish()),
+        ];
+        columns.extend(f[1..].iter_mut().map(|b| Arc::new(b.finish()) as ArrayRef));
+        batch(intervals_schema(), columns)
     }
 
     /// The `histograms` table.

@@ -1,0 +1,85 @@
+//! Hardware cost per operation, checked against synthetic loads of known
+//! size: a busy loop of known CPU time and a write of known size with fsync.
+
+mod common;
+
+use common::{config, run, step};
+use serde_json::json;
+
+/// Indexes into `StepRow::costs()`.
+const CPUPQ: usize = 0;
+const CLIENT: usize = 1;
+const SERVER: usize = 2;
+const WKBPI: usize = 5;
+const WPI: usize = 7;
+
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+#[test]
+fn a_busy_loop_of_known_cpu_time_is_what_the_client_cpu_per_operation_shows() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    // The null connector spin-waits injected latencies under 2 ms: 1 ms of CPU per insert.
+    let c = config(json!({
+        "db": "null:?latency=fixed:1ms", "steps": ["l.i0"], "rows_l_i0": 1500, "rows_per_commit_l_i0": 1,
+    }));
+    let out = run(&c, dir.path());
+    let costs = step(&out, "l.i0").costs();
+    let client = costs[CLIENT].expect("client CPU is readable on Linux");
+    assert!(
+        (client - 1000.0).abs() <= 200.0,
+        "client CPU {client} µs per op, expected 1000 ± 20%"
+    );
+    let host = costs[CPUPQ].expect("host CPU is readable on Linux");
+    assert!(
+        host >= 0.8 * client,
+        "host CPU {host} µs per op includes the client's {client}"
+    );
+    assert_eq!(costs[SERVER], None, "the null connector has no server");
+}
+
+#[test]
+fn a_write_of_known_size_with_fsync_is_what_the_write_counters_show() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("null:?write=1MB&dir={}", dir.path().display());
+    let c = config(json!({"db": db, "steps": ["l.i0"], "rows_l_i0": 150, "rows_per_commit_l_i0": 1}));
+    let out = run(&c, dir.path());
+    let s = step(&out, "l.i0");
+    let costs = s.costs();
+    let kb = costs[WKBPI].expect("disk counters are readable on Linux");
+    assert!(
+        (kb - 1024.0).abs() <= 0.2 * 1024.0,
+        "{kb} KB written per insert, expected 1024 ± 20%"
+    );
+    assert!(costs[WPI].unwrap() >= 1.0, "at least one device write per fsync");
+    let host_rows: Vec<_> = out
+        .results
+        .host_intervals
+        .iter()
+        .filter(|(st, _)| st == "l.i0")
+        .collect();
+    assert!(!host_rows.is_empty(), "host counters per interval");
+    let written: u64 = host_rows
+        .iter()
+        .filter_map(|(_, h)| h.delta.disk.map(|d| d.written_bytes))
+        .sum();
+    assert!(
+        written as f64 >= 0.8 * 150.0 * 1_048_576.0,
+        "intervals add up to the step: {written}"
+    );
+}
+
+#[test]
+fn an_embedded_database_has_no_separate_server_cost() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let c = config(json!({"steps": ["l.i0"], "rows_l_i0": 20000}));
+    let out = run(&c, dir.path());
+    let s = step(&out, "l.i0");
+    let costs = s.costs();
+    assert!(costs[CLIENT].unwrap() > 0.0, "SQLite's work is the client's");
+    assert_eq!(costs[SERVER], None);
+    assert_eq!(s.system.server_rss, None);
+    assert!(s.db_size_before_bytes.is_some() && s.db_size_bytes > s.db_size_before_bytes);
+}
