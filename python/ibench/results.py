@@ -17,6 +17,23 @@ from ibench import _native
 TABLES = ("runs", "steps", "intervals", "histograms")
 """The tables of a run, one Parquet file each."""
 
+COST_COLUMNS = (
+    "cpupq",
+    "client_cpu_us_per_op",
+    "server_cpu_us_per_op",
+    "cspq",
+    "rkbpq",
+    "wkbpi",
+    "rpq",
+    "wpi",
+    "read_mb_s",
+    "write_mb_s",
+    "db_size_before_bytes",
+    "db_size_bytes",
+    "server_max_rss_bytes",
+)
+"""Per-operation hardware costs in the steps table (docs/results.md)."""
+
 PathLike = Union[str, Path]
 
 
@@ -54,8 +71,25 @@ class Results:
         }
         self.runs: pd.DataFrame = self._arrow["runs"].to_pandas()
         self.steps: pd.DataFrame = self._arrow["steps"].to_pandas()
-        self.intervals: pd.DataFrame = self._arrow["intervals"].to_pandas()
+        # Host rows leave client and count null: pandas' nullable integers keep them integers.
+        nullable = {pa.uint32(): pd.UInt32Dtype(), pa.uint64(): pd.UInt64Dtype()}
+        self.intervals: pd.DataFrame = self._arrow["intervals"].to_pandas(types_mapper=nullable.get)
         self.histograms: pd.DataFrame = self._arrow["histograms"].to_pandas()
+
+    @property
+    def costs(self) -> pd.DataFrame:
+        """Hardware cost per operation of every step: host, client and server
+        CPU µs, context switches, disk KB and operations per insert or query,
+        disk MB/s, database size before and after, server memory."""
+        cols = ["run_id", "step", *COST_COLUMNS]
+        return self.steps[cols]
+
+    @property
+    def host(self) -> pd.DataFrame:
+        """The per-interval host and process counters (the ``host`` rows of ``intervals``)."""
+        host = self.intervals[self.intervals["op"] == "host"]
+        keep = [c for c in host.columns if c not in ("client", "count", "rate", "p50_us", "p99_us", "max_us")]
+        return host[keep].reset_index(drop=True)
 
     def to_arrow(self) -> dict[str, pa.Table]:
         """The four tables as pyarrow Tables."""

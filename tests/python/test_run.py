@@ -218,7 +218,8 @@ def test_counts_read_into_pandas_as_unsigned_integers(quick: ibench.Results) -> 
     for df, columns in [
         (quick.runs, {"schema_version": "uint32", "seed": "uint64", "cpus": "uint32"}),
         (quick.steps, {"clients": "uint32", "inserts": "uint64", "deletes": "uint64", "errors": "uint64"}),
-        (quick.intervals, {"client": "uint32", "count": "uint64"}),
+        # Host rows have no client or count: nullable integers, not floats.
+        (quick.intervals, {"client": "UInt32", "count": "UInt64"}),
         (quick.histograms, {"count": "uint64"}),
     ]:
         assert {c: str(df[c].dtype) for c in columns} == columns
@@ -250,7 +251,10 @@ def test_load_of_a_run_directory_reads_its_parquet_files(two_runs: tuple[Path, l
     loaded = ibench.load(dirs[0])
     assert loaded.path == dirs[0]
     for table in TABLES:
-        pd.testing.assert_frame_equal(getattr(loaded, table), pd.read_parquet(dirs[0] / f"{table}.parquet"))
+        # Same values; `load` reads the nullable integers of intervals as pandas' nullable dtypes.
+        pd.testing.assert_frame_equal(
+            getattr(loaded, table), pd.read_parquet(dirs[0] / f"{table}.parquet"), check_dtype=False
+        )
 
 
 def test_load_of_a_folder_of_runs_gives_the_runs_concatenated(two_runs: tuple[Path, list[Path]]) -> None:
@@ -491,3 +495,24 @@ def test_repr_html_is_an_html_table_of_the_steps(quick: ibench.Results) -> None:
     assert "<table" in html and "</table>" in html
     assert quick.path.name in html
     assert all(f"<td>{step}</td>" in html for step in QUICK_STEPS)
+
+
+def test_costs_give_client_and_host_cpu_per_operation_for_every_step(tmp_path: Path) -> None:
+    results = ibench.run(
+        db="null:?latency=fixed:1ms", steps=["l.i0"], rows_l_i0=300, rows_per_commit_l_i0=1, out=tmp_path, progress=False
+    )
+    costs = results.costs
+    assert list(costs["step"]) == ["l.i0"]
+    client = float(costs["client_cpu_us_per_op"].iloc[0])
+    assert 800 <= client <= 1200, client  # the null connector spins for its 1 ms
+    assert float(costs["cpupq"].iloc[0]) >= 0.8 * client
+    assert costs["server_cpu_us_per_op"].isna().all()
+
+
+def test_host_rows_hold_the_per_interval_counters(tmp_path: Path) -> None:
+    results = ibench.run(db="null:", steps=["qr100"], query_seconds=2.5, out=tmp_path, progress=False)
+    host = results.host
+    assert len(host) >= 2
+    assert (host["host_cpu_pct"] > 0).all()
+    assert {"client_cpu_pct", "write_mb_s", "cs_per_s"} <= set(host.columns)
+    assert "p50_us" not in host.columns
