@@ -5,6 +5,7 @@ from typing import Literal
 import pyarrow as pa
 
 __all__ = [
+    "COST_COLUMNS",
     "ConfigError",
     "DatabaseError",
     "Error",
@@ -22,6 +23,7 @@ __all__ = [
 ]
 __version__: str
 build_profile: Literal["debug", "release"]
+COST_COLUMNS: list[str]
 
 class Error(Exception):
     """Base class of every error ibench raises."""

@@ -17,21 +17,7 @@ from ibench import _native
 TABLES = ("runs", "steps", "intervals", "histograms")
 """The tables of a run, one Parquet file each."""
 
-COST_COLUMNS = (
-    "cpupq",
-    "client_cpu_us_per_op",
-    "server_cpu_us_per_op",
-    "cspq",
-    "rkbpq",
-    "wkbpi",
-    "rpq",
-    "wpi",
-    "read_mb_s",
-    "write_mb_s",
-    "db_size_before_bytes",
-    "db_size_bytes",
-    "server_max_rss_bytes",
-)
+COST_COLUMNS = (*_native.COST_COLUMNS, "db_size_before_bytes", "db_size_bytes", "server_max_rss_bytes")
 """Per-operation hardware costs in the steps table (docs/results.md)."""
 
 PathLike = Union[str, Path]
