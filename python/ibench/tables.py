@@ -1,0 +1,180 @@
+"""Report tables like the published Insert Benchmark reports.
+
+Each function takes one or more :class:`ibench.Results` (or run directories)
+and returns a :class:`Table`: a pandas DataFrame of numbers with a styled
+view for Jupyter (``.styler``), HTML (``.to_html()``) and Markdown
+(``.to_markdown()``). Rows are runs, named by their label (``--label``, else
+"DBMS version"), columns are steps, in the order the runs ran them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional, Sequence, Union
+
+import pandas as pd
+from pandas.io.formats.style import Styler
+
+from ibench import _native
+from ibench.results import Results, load
+
+RunsLike = Union[Results, str, Path, Sequence[Union[Results, str, Path]]]
+
+LOAD_STEPS = ("l.i0", "l.i1", "l.i2")
+
+RED, GREEN, GREY = "background-color: #f4cccc", "background-color: #d9ead3", "color: #999999"
+
+
+@dataclass
+class Table:
+    """A report table: numbers in ``frame``, presentation in ``styler``."""
+
+    title: str
+    frame: pd.DataFrame
+    styler: Styler
+
+    def to_html(self) -> str:
+        """A self-contained HTML table (inline styles), with its title as a caption."""
+        html: str = self.styler.set_caption(self.title).to_html()
+        return html
+
+    def to_markdown(self) -> str:
+        """A Markdown table with the same numbers (rounded), its title above."""
+        shown = self.frame.apply(lambda col: col.map(_fmt))
+        if isinstance(shown.index, pd.MultiIndex):
+            shown.index = pd.Index([" ".join(map(str, key)) for key in shown.index])
+        table: str = shown.to_markdown()
+        return f"**{self.title}**\n\n{table}"
+
+    def _repr_html_(self) -> str:
+        return self.to_html()
+
+
+def _fmt(v: object) -> str:
+    if v is None or (isinstance(v, float) and pd.isna(v)):
+        return ""
+    if isinstance(v, float):
+        return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.2f}"
+    return str(v)
+
+
+def _steps(runs: RunsLike) -> pd.DataFrame:
+    """The steps of every run with a `label` column naming its run uniquely."""
+    items: list[Union[Results, str, Path]] = [runs] if isinstance(runs, (Results, str, Path)) else list(runs)
+    loaded = [r if isinstance(r, Results) else load(r) for r in items]
+    steps = pd.concat([r.steps for r in loaded], ignore_index=True)
+    info = pd.concat([r.runs for r in loaded], ignore_index=True).drop_duplicates("run_id")
+    names = {}
+    for row in info.itertuples():
+        label = row.label if isinstance(row.label, str) and row.label else f"{row.dbms} {row.dbms_version}"
+        names[row.run_id] = label
+    # Two runs with one label stay apart: the later gets its run id appended.
+    seen: dict[str, int] = {}
+    for run_id in info["run_id"]:
+        label = names[run_id]
+        seen[label] = seen.get(label, 0) + 1
+        if seen[label] > 1:
+            names[run_id] = f"{label} ({run_id})"
+    steps = steps.copy()
+    steps["label"] = steps["run_id"].map(names)
+    return steps
+
+
+def _pivot(steps: pd.DataFrame, values: pd.Series) -> pd.DataFrame:
+    frame = steps.assign(value=values).pivot_table(index="label", columns="step", values="value", sort=False)
+    order = list(dict.fromkeys(steps["step"]))
+    labels = list(dict.fromkeys(steps["label"]))
+    return frame.reindex(index=labels, columns=[s for s in order if s in frame.columns])
+
+
+def _throughput(steps: pd.DataFrame) -> pd.Series:
+    """ips for load steps, indexed rows/s for l.x, qps for q steps, NaN otherwise."""
+    is_load = steps["step"].isin(LOAD_STEPS)
+    is_query = steps["step"].str.match(r"q[rp]\d+$")
+    out = pd.Series(float("nan"), index=steps.index)
+    out[is_load] = steps.loc[is_load, "ips"]
+    out[steps["step"] == "l.x"] = steps.loc[steps["step"] == "l.x", "indexed_rows_per_s"]
+    out[is_query] = steps.loc[is_query, "qps"]
+    return out
+
+
+def _sla_missed(steps: pd.DataFrame) -> pd.DataFrame:
+    return _pivot(steps, steps["sla_ok"].map(lambda v: 1.0 if v is False else 0.0)) == 1.0
+
+
+def throughput(runs: RunsLike) -> Table:
+    """Absolute throughput per step: inserts/s (l.i0, l.i1, l.i2), indexed
+    rows/s (l.x), queries/s (q steps). A q step whose background insert rate
+    missed its SLA is greyed."""
+    steps = _steps(runs)
+    frame = _pivot(steps, _throughput(steps)).dropna(axis=1, how="all")
+    missed = _sla_missed(steps).reindex_like(frame).fillna(False)
+    styler = frame.style.format(_fmt).apply(lambda _: missed.map(lambda m: GREY if m else ""), axis=None)
+    return Table("Throughput (ips, indexed rows/s, qps)", frame, styler)
+
+
+def relative(runs: RunsLike, base: Optional[str] = None) -> Table:
+    """Throughput relative to the ``base`` run (a label; default the first):
+    red at or below 0.95, green at or above 1.05, grey between."""
+    steps = _steps(runs)
+    absolute = _pivot(steps, _throughput(steps)).dropna(axis=1, how="all")
+    base = base if base is not None else str(absolute.index[0])
+    if base not in absolute.index:
+        raise _native.ConfigError(f"invalid base: no run labelled {base!r}; labels are {list(absolute.index)}")
+    frame = absolute.div(absolute.loc[base], axis=1)
+
+    def color(v: float) -> str:
+        if pd.isna(v):
+            return ""
+        return RED if v <= 0.95 else GREEN if v >= 1.05 else GREY
+
+    styler = frame.style.format(lambda v: "" if pd.isna(v) else f"{v:.2f}").map(color)
+    return Table(f"Throughput relative to {base}", frame, styler)
+
+
+def background_inserts(runs: RunsLike) -> Table:
+    """The background insert rate achieved in each q step, SLA misses (below
+    95% of the target) in red."""
+    steps = _steps(runs)
+    q = steps[steps["step"].str.match(r"q[rp]\d+$")]
+    frame = _pivot(q, q["ips"])
+    target = _pivot(q, q["target_ips"])
+    missed = _sla_missed(q).reindex_like(frame).fillna(False)
+    styler = frame.style.format(_fmt).apply(lambda _: missed.map(lambda m: RED if m else ""), axis=None)
+    title = "Background inserts/s in q steps (target " + ", ".join(
+        f"{s}: {t:,.0f}" for s, t in target.max().items()
+    ) + "); red: SLA missed"
+    return Table(title, frame, styler)
+
+
+def latency(runs: RunsLike, op: str = "insert", time: str = "resp") -> Table:
+    """Latency percentiles (µs) of ``op`` (insert, delete, query) per step,
+    response (``resp``) or service (``svc``) time; rows are (run, percentile)."""
+    if op not in ("insert", "delete", "query") or time not in ("resp", "svc"):
+        raise _native.ConfigError(f"invalid op/time: {op!r}/{time!r}; expected insert|delete|query and resp|svc")
+    steps = _steps(runs)
+    parts = []
+    for p in ("p50", "p90", "p99", "p999", "max"):
+        part = _pivot(steps, steps[f"{op}_{time}_{p}_us"])
+        part.index = pd.MultiIndex.from_product([part.index, [p]], names=["label", "percentile"])
+        parts.append(part)
+    frame = pd.concat(parts).sort_index(level=0, sort_remaining=False).dropna(axis=1, how="all")
+    styler = frame.style.format(_fmt)
+    kind = "response" if time == "resp" else "service"
+    return Table(f"{op} {kind} time (µs)", frame, styler)
+
+
+ALL: dict[str, Callable[[RunsLike], Table]] = {
+    "throughput": throughput,
+    "relative": relative,
+    "background_inserts": background_inserts,
+    "latency": latency,
+}
+"""Every table, by name."""
+
+
+def all_tables(runs: RunsLike, base: Optional[str] = None) -> list[Table]:
+    """The report's tables, in the published reports' order."""
+    return [throughput(runs), relative(runs, base), background_inserts(runs), latency(runs), latency(runs, "query")]
+

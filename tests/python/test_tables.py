@@ -1,0 +1,95 @@
+"""Report tables over real runs: values come from the steps table, relative
+throughput is the ratio computed by hand, colors follow the reports' rules."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import ibench
+from ibench import tables
+
+STEPS = ["l.i0", "l.x", "l.i1", "qr100", "qp100"]
+SMALL = dict(rows_l_i0=2000, rows_l_i1=500, query_seconds=1.0, progress=False)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> list[ibench.Results]:
+    out = tmp_path_factory.mktemp("runs")
+    fast = ibench.run(db="null:", steps=STEPS, label="fast", out=out, **SMALL)
+    slow = ibench.run(db="null:?latency=fixed:200us", steps=STEPS, label="slow", out=out, **SMALL)
+    # 20 ms per one-row commit cannot keep 100 rows/s: the q steps miss their SLA.
+    missing = ibench.run(
+        db="null:?latency=fixed:20ms", steps=STEPS, label="missing", out=out, rows_per_commit_q=1, **SMALL
+    )
+    return [fast, slow, missing]
+
+
+def steps_of(results: ibench.Results) -> pd.DataFrame:
+    return results.steps.set_index("step")
+
+
+def test_throughput_holds_ips_indexed_rows_and_qps_per_step(runs: list[ibench.Results]) -> None:
+    t = tables.throughput(runs)
+    assert list(t.frame.index) == ["fast", "slow", "missing"]
+    assert list(t.frame.columns) == STEPS
+    for r, label in zip(runs, ["fast", "slow", "missing"]):
+        s = steps_of(r)
+        assert t.frame.loc[label, "l.i0"] == pytest.approx(s.loc["l.i0", "ips"])
+        assert t.frame.loc[label, "l.x"] == pytest.approx(s.loc["l.x", "indexed_rows_per_s"])
+        assert t.frame.loc[label, "qp100"] == pytest.approx(s.loc["qp100", "qps"])
+
+
+def test_relative_throughput_is_the_ratio_computed_by_hand(runs: list[ibench.Results]) -> None:
+    t = tables.relative(runs, base="fast")
+    base = steps_of(runs[0])
+    for r, label in zip(runs, ["fast", "slow", "missing"]):
+        s = steps_of(r)
+        for step, column in [("l.i0", "ips"), ("l.i1", "ips"), ("qr100", "qps"), ("qp100", "qps")]:
+            assert t.frame.loc[label, step] == pytest.approx(s.loc[step, column] / base.loc[step, column])
+    assert (t.frame.loc["fast"] == 1.0).all()
+
+
+def test_relative_colors_red_at_or_below_095_and_green_at_or_above_105(runs: list[ibench.Results]) -> None:
+    t = tables.relative(runs, base="slow")
+    html = t.to_html()
+    frame = t.frame
+    assert (frame.loc["fast", "l.i0"] >= 1.05) and (frame.loc["missing", "l.i0"] <= 0.95)
+    assert tables.GREEN.split(": ")[1] in html and tables.RED.split(": ")[1] in html
+    assert "Throughput relative to slow" in html
+
+
+def test_an_unknown_base_is_a_config_error_listing_the_labels(runs: list[ibench.Results]) -> None:
+    with pytest.raises(ibench.ConfigError, match="no run labelled 'nope'.*fast"):
+        tables.relative(runs, base="nope")
+
+
+def test_sla_misses_are_red_in_background_inserts_and_grey_in_throughput(runs: list[ibench.Results]) -> None:
+    bg = tables.background_inserts(runs)
+    assert list(bg.frame.columns) == ["qr100", "qp100"]
+    assert bg.frame.loc["missing"].max() < 95 and bg.frame.loc["fast"].min() >= 95
+    assert tables.RED.split(": ")[1] in bg.to_html()
+    assert tables.GREY.split(": ")[1] in tables.throughput(runs).to_html()
+
+
+def test_latency_has_each_percentile_per_run_and_step(runs: list[ibench.Results]) -> None:
+    t = tables.latency(runs, "insert", "svc")
+    assert t.frame.loc[("slow", "p50"), "l.i0"] >= 200.0  # every commit waits the injected 200 µs
+    assert set(t.frame.index.get_level_values("percentile")) == {"p50", "p90", "p99", "p999", "max"}
+    with pytest.raises(ibench.ConfigError):
+        tables.latency(runs, "upsert")
+
+
+def test_tables_render_as_markdown_and_html(runs: list[ibench.Results], tmp_path: Path) -> None:
+    for t in tables.all_tables(runs):
+        md = t.to_markdown()
+        assert md.startswith(f"**{t.title}**")
+        assert all(f"| {label}" in md for label in ("fast", "slow", "missing")), md
+        assert "<table" in t.to_html()
+
+
+def test_tables_accept_run_directories(runs: list[ibench.Results]) -> None:
+    t = tables.throughput([r.path for r in runs])
+    assert list(t.frame.index) == ["fast", "slow", "missing"]
