@@ -4,7 +4,7 @@ The generators live in :mod:`ibench.gen`; every error ibench raises is an
 :class:`ibench.Error` (bad arguments raise :class:`ibench.ConfigError`).
 """
 
-from ibench import gen, tables
+from ibench import gen, plots, tables
 from ibench._native import (
     ConfigError,
     DatabaseError,
@@ -26,6 +26,7 @@ __all__ = [
     "__version__",
     "build_profile",
     "gen",
+    "plots",
     "tables",
     "load",
     "run",

@@ -65,7 +65,7 @@ def _steps(runs: RunsLike) -> pd.DataFrame:
     loaded = [r if isinstance(r, Results) else load(r) for r in items]
     steps = pd.concat([r.steps for r in loaded], ignore_index=True)
     info = pd.concat([r.runs for r in loaded], ignore_index=True).drop_duplicates("run_id")
-    names = {}
+    names: dict[str, str] = {}
     for row in info.itertuples():
         label = row.label if isinstance(row.label, str) and row.label else f"{row.dbms} {row.dbms_version}"
         names[row.run_id] = label
@@ -81,9 +81,26 @@ def _steps(runs: RunsLike) -> pd.DataFrame:
     return steps
 
 
+def step_order(step: str) -> tuple[int, int, int]:
+    """Sort key putting steps in the benchmark's order: loads, l.x, wait, then
+    q steps by rate, range before point."""
+    fixed = {"l.i0": 0, "l.x": 1, "l.i1": 2, "l.i2": 3, "wait": 4}
+    if step in fixed:
+        return (fixed[step], 0, 0)
+    if step[:2] in ("qr", "qp") and step[2:].isdigit():
+        return (5, int(step[2:]), 0 if step[1] == "r" else 1)
+    return (6, 0, 0)
+
+
+def labels(runs: RunsLike) -> dict[str, str]:
+    """Each run's name in the tables: its label, else "DBMS version"; by run id."""
+    steps = _steps(runs)
+    return dict(zip(steps["run_id"], steps["label"]))
+
+
 def _pivot(steps: pd.DataFrame, values: pd.Series) -> pd.DataFrame:
     frame = steps.assign(value=values).pivot_table(index="label", columns="step", values="value", sort=False)
-    order = list(dict.fromkeys(steps["step"]))
+    order = sorted(dict.fromkeys(steps["step"]), key=step_order)
     labels = list(dict.fromkeys(steps["label"]))
     return frame.reindex(index=labels, columns=[s for s in order if s in frame.columns])
 

@@ -22,6 +22,8 @@ enum Command {
     Gen(gen::GenCommand),
     /// Run the Insert Benchmark and write its results as Parquet.
     Run(Box<run::RunArgs>),
+    /// Write an HTML report (tables and plots) of one or more runs.
+    Report(ReportArgs),
 }
 
 /// Runs the command line `args` (the first is the program name) and returns
@@ -42,6 +44,7 @@ where
     let outcome = match cli.command {
         Command::Gen(cmd) => gen::run(cmd),
         Command::Run(args) => run::run(*args),
+        Command::Report(args) => report(args),
     };
     match outcome {
         Ok(()) => 0,
@@ -49,6 +52,46 @@ where
             eprintln!("error: {e}");
             1
         }
+    }
+}
+
+#[derive(Debug, clap::Args)]
+struct ReportArgs {
+    /// Run directories, or folders of run directories.
+    #[arg(required = true)]
+    runs: Vec<std::path::PathBuf>,
+    /// Label of the run the others are compared with (default: the first).
+    #[arg(long)]
+    base: Option<String>,
+    /// The HTML file to write.
+    #[arg(long, short = 'o', default_value = "report.html")]
+    output: std::path::PathBuf,
+}
+
+/// The report is drawn by the Python package (pandas, matplotlib): run it
+/// with the interpreter that launched us (IBENCH_PYTHON) or python3.
+fn report(args: ReportArgs) -> crate::Result<()> {
+    let python = std::env::var("IBENCH_PYTHON").unwrap_or_else(|_| "python3".into());
+    let mut cmd = std::process::Command::new(&python);
+    cmd.args(["-m", "ibench.report"])
+        .args(&args.runs)
+        .arg("--output")
+        .arg(&args.output);
+    if let Some(base) = &args.base {
+        cmd.args(["--base", base]);
+    }
+    let status = cmd.status().map_err(|source| crate::Error::Io {
+        action: "cannot run the Python package with",
+        path: python.clone().into(),
+        source,
+    })?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(crate::Error::format(
+            "ibench report",
+            format!("{python} -m ibench.report failed ({status})"),
+        ))
     }
 }
 
