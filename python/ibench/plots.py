@@ -7,15 +7,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
-import matplotlib
+# No backend is forced (without a display matplotlib falls back to Agg).
+# Figures are made by pyplot, so Jupyter's inline backend can show them, and
+# closed at once, so a returned figure shows exactly once and nothing leaks.
+import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")  # no display needed; Jupyter shows returned figures itself
-
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-
-from ibench import _native, tables  # noqa: E402
-from ibench.results import Results, load  # noqa: E402
+from ibench import _native, tables
+from ibench.results import Results, load
 
 
 def _one(results: Results | str | Path) -> Results:
@@ -34,6 +33,7 @@ def throughput_over_time(results: Results | str | Path, step: str, op: str = "in
     scale = float(rpc) if op in ("insert", "delete") and rpc == rpc else 1.0
     unit = "rows/s" if scale != 1.0 or op in ("insert", "delete") else "ops/s"
     fig, ax = plt.subplots(figsize=(8, 4))
+    plt.close(fig)
     for client, part in iv.groupby("client"):
         ax.plot(part["t_s"], part["rate"].astype(float) * scale, label=f"client {client}", linewidth=1)
     total = iv.groupby("t_s")["rate"].sum().astype(float) * scale
@@ -53,6 +53,7 @@ def latency_over_time(results: Results | str | Path, step: str, op: str = "inser
         raise _native.ConfigError(f"invalid step: no {op} intervals in step {step!r}")
     worst = iv.groupby("t_s")[["p50_us", "p99_us", "max_us"]].max()
     fig, ax = plt.subplots(figsize=(8, 4))
+    plt.close(fig)
     for col, name in [("p50_us", "p50"), ("p99_us", "p99"), ("max_us", "max")]:
         ax.plot(worst.index, worst[col] / 1000.0, label=name)
     ax.set(xlabel="seconds into the step", ylabel="response time (ms)", yscale="log")
@@ -72,6 +73,7 @@ def latency_distribution(
     the stored HdrHistograms (so the tail is exact, not sampled)."""
     items = [runs] if isinstance(runs, (Results, str, Path)) else list(runs)
     fig, ax = plt.subplots(figsize=(8, 4))
+    plt.close(fig)
     positions = list(range(len(QUANTILES)))
     labels = tables._steps([_one(r) for r in items])
     for r in items:
@@ -95,6 +97,7 @@ def relative_bars(runs: tables.RunsLike, base: Optional[str] = None) -> Figure:
     t = tables.relative(runs, base)
     frame = t.frame.drop(index=t.frame.index[0] if base is None else base)
     fig, ax = plt.subplots(figsize=(max(6, len(frame.columns)), 4))
+    plt.close(fig)
     width = 0.8 / max(1, len(frame.index))
     for i, (label, row) in enumerate(frame.iterrows()):
         ax.bar([x + i * width for x in range(len(row))], row.values, width=width, label=str(label))

@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
-import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
 from ibench import plots, tables
@@ -25,7 +24,6 @@ from ibench.results import Results, load
 def _png(fig: Figure) -> str:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=90)
-    plt.close(fig)
     return '<img alt="plot" src="data:image/png;base64,' + base64.b64encode(buf.getvalue()).decode() + '">'
 
 
