@@ -5,6 +5,7 @@ The files are the interface (docs/results.md): polars and duckdb read them too.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Iterable, Union
 
@@ -61,6 +62,13 @@ class Results:
         nullable = {pa.uint32(): pd.UInt32Dtype(), pa.uint64(): pd.UInt64Dtype()}
         self.intervals: pd.DataFrame = self._arrow["intervals"].to_pandas(types_mapper=nullable.get)
         self.histograms: pd.DataFrame = self._arrow["histograms"].to_pandas()
+        configs = [pq.read_table(d / "config.parquet") for d in dirs if (d / "config.parquet").is_file()]
+        self.config: pd.DataFrame = (
+            pa.concat_tables(configs).to_pandas()
+            if configs
+            else pd.DataFrame(columns=["run_id", "scope", "name", "value", "source"])
+        )
+        """Host facts and the server's settings of every run: run_id, scope, name, value, source."""
 
     @property
     def costs(self) -> pd.DataFrame:
@@ -76,6 +84,11 @@ class Results:
         host = self.intervals[self.intervals["op"] == "host"]
         keep = [c for c in host.columns if c not in ("client", "count", "rate", "p50_us", "p99_us", "max_us")]
         return host[keep].reset_index(drop=True)
+
+    @property
+    def warnings(self) -> list[str]:
+        """Warnings recorded at the start of the (first) run: settings known to add noise."""
+        return list(json.loads(str(self.runs["warnings"].iloc[0])))
 
     def to_arrow(self) -> dict[str, pa.Table]:
         """The four tables as pyarrow Tables."""

@@ -182,16 +182,43 @@ def latency(runs: RunsLike, op: str = "insert", time: str = "resp") -> Table:
     return Table(f"{op} {kind} time (µs)", frame, styler)
 
 
+def what_differs(runs: RunsLike) -> Table:
+    """Host facts and server settings whose values differ between the runs
+    (facts sampled at a moment, such as swap in use, left out). Rows are
+    (scope, name), columns the runs."""
+    items: list[Union[Results, str, Path]] = [runs] if isinstance(runs, (Results, str, Path)) else list(runs)
+    loaded = [r if isinstance(r, Results) else load(r) for r in items]
+    names = labels(loaded)
+    config = pd.concat([r.config for r in loaded], ignore_index=True)
+    config = config[config["source"] != "sampled"]
+    wide = config.assign(label=config["run_id"].map(names)).pivot_table(
+        index=["scope", "name"], columns="label", values="value", aggfunc="first", sort=False
+    )
+    wide = wide.reindex(columns=[n for n in dict.fromkeys(names.values()) if n in wide.columns])
+    differs = wide.apply(lambda row: row.fillna("(absent)").nunique() > 1, axis=1)
+    frame = wide[differs].fillna("(absent)")
+    styler = frame.style
+    return Table(f"What differs between the runs ({len(frame)} settings)", frame, styler)
+
+
 ALL: dict[str, Callable[[RunsLike], Table]] = {
     "throughput": throughput,
     "relative": relative,
     "background_inserts": background_inserts,
     "latency": latency,
+    "what_differs": what_differs,
 }
 """Every table, by name."""
 
 
 def all_tables(runs: RunsLike, base: Optional[str] = None) -> list[Table]:
     """The report's tables, in the published reports' order."""
-    return [throughput(runs), relative(runs, base), background_inserts(runs), latency(runs), latency(runs, "query")]
+    return [
+        what_differs(runs),
+        throughput(runs),
+        relative(runs, base),
+        background_inserts(runs),
+        latency(runs),
+        latency(runs, "query"),
+    ]
 

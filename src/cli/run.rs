@@ -159,6 +159,10 @@ impl Observer for Progress {
                 dir.display()
             );
         }
+        // Warnings are shown even with --quiet: they say the figures may mislead.
+        for w in &run.warnings {
+            eprintln!("warning: {w}");
+        }
     }
     fn step_started(&self, step: &str, rows: Option<u64>) {
         if self.quiet {

@@ -46,6 +46,15 @@ pub trait Connector: Send + Sync {
     fn server_processes(&self) -> Vec<&'static str> {
         Vec::new()
     }
+    /// The database's configuration as (name, value, source): PostgreSQL's
+    /// `pg_settings`, MySQL's `SHOW GLOBAL VARIABLES`, SQLite's pragmas.
+    fn configuration(&self) -> Result<Vec<(String, String, String)>> {
+        Ok(self
+            .settings()
+            .into_iter()
+            .map(|(k, v)| (k, v, "ibench".to_string()))
+            .collect())
+    }
 }
 
 /// True for a host name or address of this machine.

@@ -154,6 +154,26 @@ impl Connector for MysqlConnector {
             ("engine_options".into(), self.engine_options.clone()),
         ]
     }
+    fn configuration(&self) -> Result<Vec<(String, String, String)>> {
+        let mut c = self.connect()?;
+        let rows: Vec<(String, String)> = c
+            .query("SHOW GLOBAL VARIABLES")
+            .map_err(|e| my_err(&self.target, "SHOW GLOBAL VARIABLES", e))?;
+        let mut out: Vec<(String, String, String)> = rows
+            .into_iter()
+            .map(|(name, value)| {
+                // GTID positions move with every transaction: facts of the moment, not configuration.
+                let source = if name.contains("gtid") {
+                    "sampled"
+                } else {
+                    "SHOW GLOBAL VARIABLES"
+                };
+                (name, value, source.to_string())
+            })
+            .collect();
+        out.push(("ibench_engine".into(), self.engine.sql().into(), "DSN".into()));
+        Ok(out)
+    }
     fn server_processes(&self) -> Vec<&'static str> {
         if self.opts.get_socket().is_some() || super::is_local(&self.opts.get_ip_or_hostname()) {
             vec!["mariadbd", "mysqld"]

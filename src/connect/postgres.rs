@@ -122,6 +122,27 @@ impl Connector for PostgresConnector {
         let row = c.query_one("SELECT pg_database_size(current_database())", &[]).ok()?;
         Some(row.get::<_, i64>(0) as u64)
     }
+    fn configuration(&self) -> Result<Vec<(String, String, String)>> {
+        let mut c = self.connect()?;
+        let rows = c
+            .query(
+                "SELECT name, setting, COALESCE(unit, ''), source FROM pg_settings ORDER BY name",
+                &[],
+            )
+            .map_err(|e| pg_err(&self.target, "pg_settings", e))?;
+        Ok(rows
+            .iter()
+            .map(|r| {
+                let (setting, unit): (String, String) = (r.get(1), r.get(2));
+                let value = if unit.is_empty() {
+                    setting
+                } else {
+                    format!("{setting} {unit}")
+                };
+                (r.get(0), value, format!("pg_settings: {}", r.get::<_, String>(3)))
+            })
+            .collect())
+    }
     fn server_processes(&self) -> Vec<&'static str> {
         let local = self.config.get_hosts().iter().all(|h| match h {
             Host::Tcp(name) => super::is_local(name),

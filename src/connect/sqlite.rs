@@ -109,6 +109,46 @@ impl Connector for SqliteConnector {
             target: self.target.clone(),
         }))
     }
+    fn configuration(&self) -> Result<Vec<(String, String, String)>> {
+        const NAMES: [&str; 10] = [
+            "journal_mode",
+            "synchronous",
+            "page_size",
+            "cache_size",
+            "mmap_size",
+            "wal_autocheckpoint",
+            "temp_store",
+            "locking_mode",
+            "auto_vacuum",
+            "busy_timeout",
+        ];
+        let mut session = SqliteSession {
+            conn: match &self.location {
+                Location::File(path) => {
+                    let mut conn = Connection::open(path).map_err(|e| db_err(&self.target, "open", e))?;
+                    configure(&mut conn, &self.target)?;
+                    Conn::Own(Box::new(conn))
+                }
+                Location::Memory(shared) => Conn::Shared(shared.clone()),
+            },
+            target: self.target.clone(),
+        };
+        let mut out = Vec::new();
+        for name in NAMES {
+            let value: String = session.with("pragma", |c| {
+                c.query_row(&format!("PRAGMA {name}"), [], |r| r.get::<_, rusqlite::types::Value>(0))
+                    .map(|v| match v {
+                        rusqlite::types::Value::Integer(i) => i.to_string(),
+                        rusqlite::types::Value::Text(t) => t,
+                        other => format!("{other:?}"),
+                    })
+            })?;
+            out.push((name.to_string(), value, "PRAGMA".to_string()));
+        }
+        out.push(("sqlite_version".into(), rusqlite::version().into(), "library".into()));
+        out.push(("busy_handler".into(), "50us naps, up to 60 s".into(), "ibench".into()));
+        Ok(out)
+    }
     fn size_bytes(&self) -> Option<u64> {
         match &self.location {
             Location::File(path) => {

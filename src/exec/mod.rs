@@ -13,7 +13,7 @@ pub use tables::TableState;
 use crate::connect::{self, Connector};
 use crate::error::{Error, Result};
 use crate::gen::Window;
-use crate::metrics::{percentile_us, serialize, Op};
+use crate::metrics::{host_facts, percentile_us, serialize, warnings, Op, Setting};
 use crate::results::{HistogramRow, RunResults, RunRow, StepRow, PERCENTILES};
 use crate::workload::{Config, Step};
 use std::path::{Path, PathBuf};
@@ -64,6 +64,32 @@ fn host_name() -> String {
         .unwrap_or_else(|_| "unknown".into())
 }
 
+/// Host facts, the server's configuration, and the warnings they call for.
+fn environment(config: &Config, connector: &dyn Connector) -> (Vec<Setting>, Vec<String>) {
+    let mut server = Vec::new();
+    let mut trouble = Vec::new();
+    match connector.configuration() {
+        Ok(rows) => server.extend(rows.into_iter().map(|(name, value, source)| Setting {
+            scope: "server",
+            name,
+            value,
+            source,
+        })),
+        Err(e) => trouble.push(format!("the server's configuration could not be read: {e}")),
+    }
+    let local = !connector.server_processes().is_empty();
+    let find = |n: &str| server.iter().find(|s| s.name == n).map(|s| PathBuf::from(&s.value));
+    let data = match config.db.strip_prefix("sqlite:") {
+        Some(path) if path != ":memory:" => Some(PathBuf::from(path)),
+        _ if local => find("data_directory").or_else(|| find("datadir")),
+        _ => None,
+    };
+    let facts = host_facts(data.as_deref());
+    let mut warnings = warnings(&facts, local);
+    warnings.extend(trouble);
+    (facts.into_iter().chain(server).collect(), warnings)
+}
+
 /// Runs `config`'s steps, writing results under `out/<run_id>/`.
 ///
 /// Bad input (configuration, DSN, output directory) is an error before any
@@ -94,6 +120,7 @@ pub fn run(config: &Config, out: &Path, observer: &dyn Observer, stop: &AtomicBo
     };
     let settings: serde_json::Map<String, serde_json::Value> =
         connector.settings().into_iter().map(|(k, v)| (k, v.into())).collect();
+    let (config_rows, warnings) = environment(&config, connector.as_ref());
     let mut results = RunResults {
         run: RunRow {
             run_id: id.clone(),
@@ -118,7 +145,9 @@ pub fn run(config: &Config, out: &Path, observer: &dyn Observer, stop: &AtomicBo
             settings: serde_json::Value::Object(settings).to_string(),
             status: "running".into(),
             error: None,
+            warnings,
         },
+        config: config_rows,
         ..RunResults::default()
     };
     results.write(&dir)?;

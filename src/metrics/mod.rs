@@ -5,8 +5,10 @@
 //! and service time, in nanoseconds) and cuts a per-interval series as it
 //! goes; the step merges the recorders when its threads end.
 
+mod environment;
 mod system;
 
+pub use environment::{host_facts, warnings, Setting};
 pub use system::{DiskCounters, SystemDelta, SystemSample};
 
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};

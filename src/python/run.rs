@@ -30,6 +30,9 @@ impl Observer for Lines {
             run.dbms_version,
             dir.display()
         ));
+        for w in &run.warnings {
+            self.send(format!("warning: {w}"));
+        }
     }
     fn step_finished(&self, s: &StepRow) {
         let line = s.summary_line();

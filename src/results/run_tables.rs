@@ -4,7 +4,7 @@
 
 use super::ParquetFile;
 use crate::error::{Error, Result};
-use crate::metrics::{HostInterval, IntervalRow, Op, SystemDelta};
+use crate::metrics::{HostInterval, IntervalRow, Op, Setting, SystemDelta};
 use arrow::array::{
     ArrayRef, BinaryBuilder, BooleanBuilder, Float64Builder, RecordBatch, StringBuilder, TimestampMicrosecondBuilder,
     UInt32Builder, UInt64Builder,
@@ -75,6 +75,8 @@ pub struct RunRow {
     pub status: String,
     /// The error that ended the run.
     pub error: Option<String>,
+    /// Settings known to add noise (JSON array of sentences).
+    pub warnings: Vec<String>,
 }
 
 /// One step's summary.
@@ -232,6 +234,8 @@ pub struct RunResults {
     pub host_intervals: Vec<(String, HostInterval)>,
     /// Histograms.
     pub histograms: Vec<HistogramRow>,
+    /// Host facts and the server's configuration.
+    pub config: Vec<Setting>,
 }
 
 fn utf8(name: &str, nullable: bool) -> Field {
@@ -263,6 +267,17 @@ fn runs_schema() -> SchemaRef {
         utf8("settings", false),
         utf8("status", false),
         utf8("error", true),
+        utf8("warnings", false),
+    ]))
+}
+
+fn config_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        utf8("run_id", false),
+        utf8("scope", false),
+        utf8("name", false),
+        utf8("value", false),
+        utf8("source", false),
     ]))
 }
 
@@ -380,6 +395,7 @@ impl RunResults {
                 s(&r.settings),
                 s(&r.status),
                 Arc::new(arrow::array::StringArray::from(vec![r.error.clone()])),
+                s(&serde_json::to_string(&r.warnings).expect("strings serialize")),
             ],
         )
     }
@@ -525,6 +541,22 @@ impl RunResults {
         batch(intervals_schema(), columns)
     }
 
+    /// The `config` table: host facts and server settings.
+    pub fn config_batch(&self) -> Result<RecordBatch> {
+        let mut b: Vec<StringBuilder> = (0..5).map(|_| StringBuilder::new()).collect();
+        for s in &self.config {
+            b[0].append_value(&self.run.run_id);
+            b[1].append_value(s.scope);
+            b[2].append_value(&s.name);
+            b[3].append_value(&s.value);
+            b[4].append_value(&s.source);
+        }
+        batch(
+            config_schema(),
+            b.iter_mut().map(|x| Arc::new(x.finish()) as ArrayRef).collect(),
+        )
+    }
+
     /// The `histograms` table.
     pub fn histograms_batch(&self) -> Result<RecordBatch> {
         let mut s: Vec<StringBuilder> = (0..5).map(|_| StringBuilder::new()).collect();
@@ -545,7 +577,7 @@ impl RunResults {
         batch(histograms_schema(), columns)
     }
 
-    /// Writes the four Parquet files into `dir`, each replaced atomically, so
+    /// Writes the five Parquet files into `dir`, each replaced atomically, so
     /// a reader (or a crash) never sees a half-written file.
     pub fn write(&self, dir: &Path) -> Result<()> {
         for (name, batch) in [
@@ -553,6 +585,7 @@ impl RunResults {
             ("steps", self.steps_batch()?),
             ("intervals", self.intervals_batch()?),
             ("histograms", self.histograms_batch()?),
+            ("config", self.config_batch()?),
         ] {
             let path = dir.join(format!("{name}.parquet"));
             let tmp = dir.join(format!(".{name}.parquet.tmp"));

@@ -1,0 +1,274 @@
+//! What changes the results: facts about the host and the build, read once
+//! per run, recorded in `config.parquet` with the server's settings, and the
+//! warnings they call for.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// One recorded setting or fact.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Setting {
+    /// "host", "ibench" or "server".
+    pub scope: &'static str,
+    /// Its name (`cpu_model`, `shared_buffers`, ...).
+    pub name: String,
+    /// Its value as text; "" when unknown (see `source`).
+    pub value: String,
+    /// Where it came from (a file, `pg_settings` source, ...), or why it is unknown.
+    pub source: String,
+}
+
+fn fact(name: &str, value: Option<String>, source: &str, missing: &str) -> Setting {
+    let (value, source) = match value {
+        Some(v) => (v, source.to_string()),
+        None => (String::new(), format!("unknown: {missing}")),
+    };
+    Setting {
+        scope: "host",
+        name: name.into(),
+        value,
+        source,
+    }
+}
+
+fn read(path: &str) -> Option<String> {
+    std::fs::read_to_string(path).ok().map(|s| s.trim().to_string())
+}
+
+fn meminfo(key: &str) -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with(key))?;
+    line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kb| kb * 1024)
+}
+
+/// Per-CPU values of a cpufreq file, summarised: "performance" or
+/// "performance (cpu0-1), powersave (cpu2-3)" when they differ.
+fn per_cpu(file: &str) -> Option<String> {
+    let mut values: Vec<(usize, String)> = Vec::new();
+    for entry in std::fs::read_dir("/sys/devices/system/cpu").ok()?.flatten() {
+        let name = entry.file_name().to_string_lossy().to_string();
+        let Some(n) = name.strip_prefix("cpu").and_then(|n| n.parse::<usize>().ok()) else {
+            continue;
+        };
+        if let Some(v) = read(&format!("/sys/devices/system/cpu/{name}/cpufreq/{file}")) {
+            values.push((n, v));
+        }
+    }
+    if values.is_empty() {
+        return None;
+    }
+    values.sort();
+    let distinct: BTreeSet<&String> = values.iter().map(|(_, v)| v).collect();
+    if distinct.len() == 1 {
+        return Some(values[0].1.clone());
+    }
+    let parts: Vec<String> = distinct
+        .iter()
+        .map(|d| {
+            let cpus: Vec<String> = values
+                .iter()
+                .filter(|(_, v)| v == *d)
+                .map(|(n, _)| n.to_string())
+                .collect();
+            format!("{d} (cpu {})", cpus.join(","))
+        })
+        .collect();
+    Some(parts.join(", "))
+}
+
+/// The mount holding `path`: (mount point, filesystem type, device).
+fn mount_of(path: &Path) -> Option<(String, String, String)> {
+    let path = std::fs::canonicalize(path).ok()?;
+    let text = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let mut best: Option<(String, String, String)> = None;
+    for line in text.lines() {
+        let (left, right) = line.split_once(" - ")?;
+        let mount = left.split_whitespace().nth(4)?.to_string();
+        let mut r = right.split_whitespace();
+        let (fstype, device) = (r.next()?.to_string(), r.next()?.to_string());
+        if path.starts_with(&mount) && best.as_ref().is_none_or(|b| mount.len() > b.0.len()) {
+            best = Some((mount, fstype, device));
+        }
+    }
+    best
+}
+
+/// Host and build facts; `data` is the database's file or directory when it is local.
+pub fn host_facts(data: Option<&Path>) -> Vec<Setting> {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = cpuinfo
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split_once(':'))
+        .map(|(_, v)| v.trim().to_string());
+    let threads = std::thread::available_parallelism().map(|n| n.get()).ok();
+    let cores: BTreeSet<(String, String)> = cpuinfo
+        .split("\n\n")
+        .filter_map(|block| {
+            let get = |k: &str| {
+                block
+                    .lines()
+                    .find(|l| l.starts_with(k))
+                    .and_then(|l| l.split_once(':'))
+                    .map(|(_, v)| v.trim().to_string())
+            };
+            Some((get("physical id")?, get("core id")?))
+        })
+        .collect();
+    let smt = read("/sys/devices/system/cpu/smt/active").map(|v| if v == "1" { "on" } else { "off" }.to_string());
+    let boost = read("/sys/devices/system/cpu/cpufreq/boost")
+        .map(|v| if v == "1" { "on" } else { "off" }.to_string())
+        .or_else(|| {
+            read("/sys/devices/system/cpu/intel_pstate/no_turbo")
+                .map(|v| if v == "1" { "off" } else { "on" }.to_string())
+        });
+    let os = std::fs::read_to_string("/etc/os-release").ok().and_then(|t| {
+        t.lines()
+            .find_map(|l| l.strip_prefix("PRETTY_NAME=").map(|v| v.trim_matches('"').to_string()))
+    });
+    let swap_used = match (meminfo("SwapTotal:"), meminfo("SwapFree:")) {
+        (Some(t), Some(f)) => Some(t.saturating_sub(f)),
+        _ => None,
+    };
+    let mount = data.and_then(mount_of);
+    let no_cpufreq = "no cpufreq in /sys (a VM, or a kernel without it)";
+    let mut facts = vec![
+        fact("cpu_model", model, "/proc/cpuinfo", "no model name in /proc/cpuinfo"),
+        fact(
+            "cpu_threads",
+            threads.map(|n| n.to_string()),
+            "available_parallelism",
+            "not reported",
+        ),
+        fact(
+            "cpu_cores",
+            (!cores.is_empty()).then(|| cores.len().to_string()),
+            "/proc/cpuinfo",
+            "no core ids in /proc/cpuinfo",
+        ),
+        fact("smt", smt, "/sys/devices/system/cpu/smt/active", "not reported"),
+        fact(
+            "cpufreq_driver",
+            per_cpu("scaling_driver"),
+            "/sys/devices/system/cpu/cpu*/cpufreq",
+            no_cpufreq,
+        ),
+        fact(
+            "cpufreq_governor",
+            per_cpu("scaling_governor"),
+            "/sys/devices/system/cpu/cpu*/cpufreq",
+            no_cpufreq,
+        ),
+        fact(
+            "boost",
+            boost,
+            "/sys/devices/system/cpu/cpufreq/boost",
+            "no boost or no_turbo control",
+        ),
+        fact(
+            "kernel",
+            read("/proc/sys/kernel/osrelease"),
+            "/proc/sys/kernel/osrelease",
+            "not readable",
+        ),
+        fact("os", os, "/etc/os-release", "no /etc/os-release"),
+        fact(
+            "memory_bytes",
+            meminfo("MemTotal:").map(|b| b.to_string()),
+            "/proc/meminfo",
+            "not readable",
+        ),
+        fact(
+            "swap_used_bytes",
+            swap_used.map(|b| b.to_string()),
+            "sampled",
+            "not readable",
+        ),
+        fact(
+            "data_filesystem",
+            mount.as_ref().map(|m| format!("{} on {}", m.1, m.0)),
+            "/proc/self/mountinfo",
+            "no local database path",
+        ),
+        fact(
+            "data_device",
+            mount.map(|m| m.2),
+            "/proc/self/mountinfo",
+            "no local database path",
+        ),
+    ];
+    facts.push(Setting {
+        scope: "ibench",
+        name: "build_profile".into(),
+        value: if cfg!(debug_assertions) { "debug" } else { "release" }.into(),
+        source: "compile time".into(),
+    });
+    facts.push(Setting {
+        scope: "ibench",
+        name: "version".into(),
+        value: env!("CARGO_PKG_VERSION").into(),
+        source: "compile time".into(),
+    });
+    facts
+}
+
+/// Warnings for settings known to add noise to measurements.
+pub fn warnings(facts: &[Setting], server_local: bool) -> Vec<String> {
+    let get = |n: &str| {
+        facts
+            .iter()
+            .find(|s| s.name == n)
+            .map(|s| s.value.as_str())
+            .unwrap_or("")
+    };
+    let mut out = Vec::new();
+    let governor = get("cpufreq_governor");
+    if !governor.is_empty() && governor != "performance" {
+        out.push(format!(
+            "CPU frequency governor is {governor}, not performance: frequency changes add noise"
+        ));
+    }
+    if get("boost") == "on" {
+        out.push("CPU boost/turbo is on: clock speed depends on temperature and load".into());
+    }
+    if get("build_profile") == "debug" {
+        out.push("this is a debug build of ibench: its figures are not comparable".into());
+    }
+    if get("swap_used_bytes").parse::<u64>().unwrap_or(0) > 0 {
+        out.push(format!(
+            "swap is in use ({} bytes): paging adds latency",
+            get("swap_used_bytes")
+        ));
+    }
+    let threads: u32 = get("cpu_threads").parse().unwrap_or(0);
+    if server_local && threads > 0 && threads <= 4 {
+        out.push(format!(
+            "client and server share {threads} CPUs on this host: each slows the other"
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warnings_follow_the_facts() {
+        let f = |name: &str, value: &str| Setting {
+            scope: "host",
+            name: name.into(),
+            value: value.into(),
+            source: String::new(),
+        };
+        let facts = vec![
+            f("cpufreq_governor", "schedutil"),
+            f("boost", "on"),
+            f("swap_used_bytes", "4096"),
+            f("cpu_threads", "2"),
+        ];
+        let w = warnings(&facts, true);
+        assert_eq!(w.len(), 4, "{w:?}");
+        assert!(warnings(&[f("cpufreq_governor", "performance"), f("boost", "off")], false).is_empty());
+    }
+}
