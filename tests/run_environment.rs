@@ -8,7 +8,10 @@ use ibench::metrics::host_facts;
 use serde_json::json;
 
 fn value<'a>(facts: &'a [ibench::metrics::Setting], name: &str) -> &'a ibench::metrics::Setting {
-    facts.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no {name}"))
+    facts
+        .iter()
+        .find(|s| s.name == name)
+        .unwrap_or_else(|| panic!("no {name}"))
 }
 
 #[test]
@@ -22,10 +25,16 @@ fn host_facts_are_present_and_plausible() {
     assert!(value(&facts, "memory_bytes").value.parse::<u64>().unwrap() > 1 << 30);
     // Readable, or empty with the reason in its source (this VM has no cpufreq).
     let governor = value(&facts, "cpufreq_governor");
-    assert!(!governor.value.is_empty() || governor.source.starts_with("unknown: "), "{governor:?}");
+    assert!(
+        !governor.value.is_empty() || governor.source.starts_with("unknown: "),
+        "{governor:?}"
+    );
     assert!(value(&facts, "data_device").value.starts_with('/') || value(&facts, "data_device").value.contains(':'));
     assert!(value(&facts, "data_filesystem").value.contains(" on /"));
-    assert_eq!(value(&facts, "build_profile").value, if cfg!(debug_assertions) { "debug" } else { "release" });
+    assert_eq!(
+        value(&facts, "build_profile").value,
+        if cfg!(debug_assertions) { "debug" } else { "release" }
+    );
 }
 
 #[test]
@@ -33,11 +42,20 @@ fn a_sqlite_run_records_its_pragmas_host_facts_and_warnings() {
     let dir = tempfile::tempdir().unwrap();
     let out = run(&config(json!({"steps": ["l.i0"], "rows_l_i0": 100})), dir.path());
     let config = &out.results.config;
-    let pragma = |n: &str| config.iter().find(|s| s.scope == "server" && s.name == n).map(|s| s.value.clone());
+    let pragma = |n: &str| {
+        config
+            .iter()
+            .find(|s| s.scope == "server" && s.name == n)
+            .map(|s| s.value.clone())
+    };
     assert_eq!(pragma("journal_mode").as_deref(), Some("wal"));
     assert_eq!(pragma("synchronous").as_deref(), Some("1"), "NORMAL");
     assert!(config.iter().any(|s| s.scope == "host" && s.name == "cpu_model"));
     assert!(out.dir.join("config.parquet").is_file());
     // Embedded: no server sharing the CPUs, so no such warning.
-    assert!(!out.results.run.warnings.iter().any(|w| w.contains("share")), "{:?}", out.results.run.warnings);
+    assert!(
+        !out.results.run.warnings.iter().any(|w| w.contains("share")),
+        "{:?}",
+        out.results.run.warnings
+    );
 }

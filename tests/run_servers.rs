@@ -341,19 +341,49 @@ fn server_settings_are_captured_with_the_run() {
     let dir = tempfile::tempdir().unwrap();
     let mut checked = 0;
     if let Some(db) = postgres_db("ibench_cfg").filter(|d| !d.is_empty()) {
-        let out = run(&config(json!({"db": db, "steps": ["l.i0"], "rows_l_i0": 100})), dir.path());
-        let get = |n: &str| out.results.config.iter().find(|s| s.scope == "server" && s.name == n).cloned();
+        let out = run(
+            &config(json!({"db": db, "steps": ["l.i0"], "rows_l_i0": 100})),
+            dir.path(),
+        );
+        let get = |n: &str| {
+            out.results
+                .config
+                .iter()
+                .find(|s| s.scope == "server" && s.name == n)
+                .cloned()
+        };
         let shared = get("shared_buffers").expect("shared_buffers captured");
-        assert!(shared.value.ends_with("8kB") && shared.source.starts_with("pg_settings"), "{shared:?}");
-        assert!(out.results.run.warnings.iter().any(|w| w.contains("share")) == (std::thread::available_parallelism().unwrap().get() <= 4));
+        assert!(
+            shared.value.ends_with("8kB") && shared.source.starts_with("pg_settings"),
+            "{shared:?}"
+        );
+        assert!(
+            out.results.run.warnings.iter().any(|w| w.contains("share"))
+                == (std::thread::available_parallelism().unwrap().get() <= 4)
+        );
         checked += 1;
     }
     if let Some(db) = mysql_db("ibench_cfg").filter(|d| !d.is_empty()) {
-        let out = run(&config(json!({"db": db, "steps": ["l.i0"], "rows_l_i0": 100})), dir.path());
-        let get = |n: &str| out.results.config.iter().find(|s| s.scope == "server" && s.name == n).cloned();
+        let out = run(
+            &config(json!({"db": db, "steps": ["l.i0"], "rows_l_i0": 100})),
+            dir.path(),
+        );
+        let get = |n: &str| {
+            out.results
+                .config
+                .iter()
+                .find(|s| s.scope == "server" && s.name == n)
+                .cloned()
+        };
         assert!(get("innodb_buffer_pool_size").unwrap().value.parse::<u64>().unwrap() > 0);
         assert!(!get("innodb_flush_method").unwrap().value.is_empty());
-        assert!(out.results.config.iter().any(|s| s.name == "data_device" && !s.value.is_empty()), "datadir located");
+        assert!(
+            out.results
+                .config
+                .iter()
+                .any(|s| s.name == "data_device" && !s.value.is_empty()),
+            "datadir located"
+        );
         checked += 1;
     }
     assert!(checked > 0 || std::env::var("CI").as_deref() != Ok("true"));
