@@ -151,13 +151,7 @@ struct Progress {
 impl Observer for Progress {
     fn run_started(&self, run: &RunRow, dir: &Path) {
         if !self.quiet {
-            eprintln!(
-                "run {} on {} {} -> {}",
-                run.run_id,
-                run.dbms,
-                run.dbms_version,
-                dir.display()
-            );
+            eprintln!("{}", run.start_line(dir));
         }
         // Warnings are shown even with --quiet: they say the figures may mislead.
         for w in &run.warnings {

@@ -13,7 +13,7 @@ pub use tables::TableState;
 use crate::connect::{self, Connector};
 use crate::error::{Error, Result};
 use crate::gen::Window;
-use crate::metrics::{host_facts, percentile_us, serialize, warnings, Op, Setting};
+use crate::metrics::{host_facts, percentile_us, serialize, warnings, Setting};
 use crate::results::{HistogramRow, RunResults, RunRow, StepRow, PERCENTILES};
 use crate::workload::{Config, Step};
 use std::path::{Path, PathBuf};
@@ -315,9 +315,4 @@ fn run_steps(
         }
     }
     Ok(())
-}
-
-/// Op names in result tables, for presenters.
-pub fn op_name(op: Op) -> &'static str {
-    op.name()
 }

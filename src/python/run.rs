@@ -23,13 +23,7 @@ impl Lines {
 
 impl Observer for Lines {
     fn run_started(&self, run: &RunRow, dir: &Path) {
-        self.send(format!(
-            "run {} on {} {} -> {}",
-            run.run_id,
-            run.dbms,
-            run.dbms_version,
-            dir.display()
-        ));
+        self.send(run.start_line(dir));
         for w in &run.warnings {
             self.send(format!("warning: {w}"));
         }

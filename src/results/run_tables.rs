@@ -133,6 +133,19 @@ pub struct StepRow {
     pub latencies: Vec<(Op, [f64; 5], [f64; 5])>,
 }
 
+impl RunRow {
+    /// The line announcing a run in progress output.
+    pub fn start_line(&self, dir: &std::path::Path) -> String {
+        format!(
+            "run {} on {} {} -> {}",
+            self.run_id,
+            self.dbms,
+            self.dbms_version,
+            dir.display()
+        )
+    }
+}
+
 impl StepRow {
     fn rate(&self, n: u64) -> f64 {
         if self.elapsed_s > 0.0 {

@@ -9,20 +9,10 @@ from pathlib import Path
 import pytest
 
 import ibench
+from conftest import server_or_skip
 from ibench import tables
 
 MARIADB = "mysql://root@127.0.0.1:3306/test?engine=innodb"
-
-
-def mariadb_or_skip() -> None:
-    try:
-        ibench.run(db=MARIADB, steps=["l.i0"], rows_l_i0=10, out="/dev/null/never", progress=False)
-    except ibench.IoError:
-        return  # the server answered; only the output directory was refused
-    except ibench.Error as e:
-        if os.environ.get("CI") == "true":
-            raise AssertionError(f"MariaDB is not reachable and CI=true: {e}")
-        pytest.skip(f"MariaDB is not reachable: {e}")
 
 
 def set_global(name: str, value: str) -> None:
@@ -44,7 +34,7 @@ def test_a_run_records_host_facts_and_server_settings(tmp_path: Path) -> None:
 
 
 def test_two_runs_with_one_server_setting_changed_show_exactly_that_setting(tmp_path: Path) -> None:
-    mariadb_or_skip()
+    server_or_skip(MARIADB, "MariaDB")
     small = dict(steps=["l.i0"], rows_l_i0=200, out=tmp_path, progress=False)
     name = "innodb_max_dirty_pages_pct_lwm"
     set_global(name, "10")

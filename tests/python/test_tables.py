@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 import ibench
+from conftest import server_or_skip
 from ibench import tables
 
 STEPS = ["l.i0", "l.x", "l.i1", "qr100", "qp100"]
@@ -95,23 +96,9 @@ def test_tables_accept_run_directories(runs: list[ibench.Results]) -> None:
     assert list(t.frame.index) == ["fast", "slow", "missing"]
 
 
-def _server_or_skip(dsn: str, what: str) -> str:
-    import os
-
-    try:
-        ibench.run(db=dsn, steps=["l.i0"], rows_l_i0=10, out=os.devnull + "-never", progress=False)
-    except ibench.IoError:
-        pass  # the server answered; only the output path was refused
-    except ibench.Error as e:
-        if os.environ.get("CI") == "true":
-            raise AssertionError(f"{what} is not reachable and CI=true: {e}")
-        pytest.skip(f"{what} is not reachable: {e}")
-    return dsn
-
-
 def test_tables_and_report_cover_runs_on_the_servers(runs: list[ibench.Results], tmp_path: Path) -> None:
-    pg = _server_or_skip("postgres://postgres@127.0.0.1:5432/test", "PostgreSQL")
-    my = _server_or_skip("mysql://root@127.0.0.1:3306/test?engine=innodb", "MariaDB")
+    pg = server_or_skip("postgres://postgres@127.0.0.1:5432/test", "PostgreSQL")
+    my = server_or_skip("mysql://root@127.0.0.1:3306/test?engine=innodb", "MariaDB")
     small = dict(steps=["l.i0", "l.x", "l.i1", "qp100"], out=tmp_path, **{**SMALL, "query_seconds": 1.0})
     server_runs = [ibench.run(db=pg, label="postgres", **small), ibench.run(db=my, label="innodb", **small)]
     t = tables.relative(server_runs, base="postgres")
