@@ -1,24 +1,20 @@
 //! The live windows of the benchmark's tables, shared by a step's threads.
 
 use crate::gen::Window;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 
-/// One table's key allocation and window. Keys below `acknowledged()` are
-/// committed; `[tail, acknowledged)` is what point queries may ask for and
-/// deletes may remove.
+/// One table's key allocation and window, lock-free (the inserter touches it
+/// on every operation). Keys below `window().head` are committed;
+/// `[tail, head)` is what point queries may ask for and deletes may remove.
 pub struct TableState {
     /// The table's name (`pi1`, `pi2`, ...).
     pub name: String,
     /// The table number (its generator streams).
     pub number: u64,
-    inner: Mutex<Inner>,
-}
-
-struct Inner {
-    tail: u64,
-    next: u64,
-    /// First key of each inserter's uncommitted batch (u64::MAX when none).
-    in_flight: Vec<u64>,
+    tail: AtomicU64,
+    next: AtomicU64,
+    /// For each inserter, a key at or below its uncommitted batch (u64::MAX when none).
+    in_flight: Vec<AtomicU64>,
 }
 
 impl TableState {
@@ -27,39 +23,41 @@ impl TableState {
         TableState {
             name,
             number,
-            inner: Mutex::new(Inner {
-                tail: window.tail,
-                next: window.head,
-                in_flight: vec![u64::MAX; inserters],
-            }),
+            tail: AtomicU64::new(window.tail),
+            next: AtomicU64::new(window.head),
+            in_flight: (0..inserters.max(1)).map(|_| AtomicU64::new(u64::MAX)).collect(),
         }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Takes `n` keys at the head for inserter `slot`; they are in flight until
     /// [`TableState::committed`].
     pub fn allocate(&self, slot: usize, n: u64) -> std::ops::Range<u64> {
-        let mut g = self.lock();
-        let start = g.next;
-        g.next += n;
-        g.in_flight[slot] = start;
-        start..g.next
+        // Mark a lower bound of the batch in flight before `next` moves past
+        // it, so a reader that sees the new `next` also sees the mark.
+        self.in_flight[slot].store(self.next.load(SeqCst), SeqCst);
+        let start = self.next.fetch_add(n, SeqCst);
+        start..start + n
     }
 
     /// Marks inserter `slot`'s batch committed.
     pub fn committed(&self, slot: usize) {
-        self.lock().in_flight[slot] = u64::MAX;
+        self.in_flight[slot].store(u64::MAX, SeqCst);
     }
 
     /// The committed window `[tail, acknowledged head)`.
     pub fn window(&self) -> Window {
-        let g = self.lock();
-        let head = g.in_flight.iter().copied().min().unwrap_or(u64::MAX).min(g.next);
+        // `next` first: a batch allocated after this load lies above it.
+        let next = self.next.load(SeqCst);
+        let head = self
+            .in_flight
+            .iter()
+            .map(|a| a.load(SeqCst))
+            .min()
+            .unwrap_or(u64::MAX)
+            .min(next);
+        let tail = self.tail.load(SeqCst);
         Window {
-            tail: g.tail.min(head),
+            tail: tail.min(head),
             head,
         }
     }
@@ -67,19 +65,18 @@ impl TableState {
     /// Takes up to `n` of the oldest committed keys for deletion.
     pub fn take_tail(&self, n: u64) -> std::ops::Range<u64> {
         let head = self.window().head;
-        let mut g = self.lock();
-        let take = n.min(head.saturating_sub(g.tail));
-        let start = g.tail;
-        g.tail += take;
-        start..g.tail
+        let start = self
+            .tail
+            .fetch_update(SeqCst, SeqCst, |tail| Some(tail + n.min(head.saturating_sub(tail))))
+            .expect("the update always succeeds");
+        start..start + n.min(head.saturating_sub(start))
     }
 
     /// The full window including uncommitted keys (for verify after a step).
     pub fn bounds(&self) -> Window {
-        let g = self.lock();
         Window {
-            tail: g.tail,
-            head: g.next,
+            tail: self.tail.load(SeqCst),
+            head: self.next.load(SeqCst),
         }
     }
 }
@@ -100,5 +97,31 @@ mod tests {
         assert_eq!(t.window(), Window { tail: 0, head: 20 });
         assert_eq!(t.take_tail(25), 0..20);
         assert_eq!(t.window(), Window { tail: 20, head: 20 });
+    }
+
+    #[test]
+    fn concurrent_inserters_never_expose_an_uncommitted_key() {
+        let t = TableState::new("pi1".into(), 0, Window::new(0), 2);
+        let committed: Vec<AtomicU64> = (0..2).map(|_| AtomicU64::new(0)).collect();
+        std::thread::scope(|s| {
+            for (slot, done) in committed.iter().enumerate() {
+                let t = &t;
+                s.spawn(move || {
+                    for _ in 0..20_000 {
+                        let keys = t.allocate(slot, 3);
+                        t.committed(slot);
+                        done.fetch_max(keys.end, SeqCst);
+                    }
+                });
+            }
+            s.spawn(|| {
+                for _ in 0..20_000 {
+                    let w = t.window();
+                    let bound = t.bounds().head;
+                    assert!(w.head <= bound && w.tail <= w.head);
+                }
+            });
+        });
+        assert_eq!(t.window().head, 120_000);
     }
 }
