@@ -336,47 +336,46 @@ fn mariadb_server_cpu_is_measured_apart_from_the_client() {
     }
 }
 
+/// A short run on `db` and the server setting `name` it recorded.
+fn recorded_setting(db: &str, name: &str) -> (ibench::exec::RunOutcome, Option<ibench::metrics::Setting>) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(
+        &config(json!({"db": db, "steps": ["l.i0"], "rows_l_i0": 100})),
+        dir.path(),
+    );
+    let found = out
+        .results
+        .config
+        .iter()
+        .find(|s| s.scope == "server" && s.name == name)
+        .cloned();
+    (out, found)
+}
+
 #[test]
 fn server_settings_are_captured_with_the_run() {
-    let dir = tempfile::tempdir().unwrap();
     let mut checked = 0;
     if let Some(db) = postgres_db("ibench_cfg").filter(|d| !d.is_empty()) {
-        let out = run(
-            &config(json!({"db": db, "steps": ["l.i0"], "rows_l_i0": 100})),
-            dir.path(),
-        );
-        let get = |n: &str| {
-            out.results
-                .config
-                .iter()
-                .find(|s| s.scope == "server" && s.name == n)
-                .cloned()
-        };
-        let shared = get("shared_buffers").expect("shared_buffers captured");
+        let (out, shared) = recorded_setting(&db, "shared_buffers");
+        let shared = shared.expect("shared_buffers captured");
         assert!(
             shared.value.ends_with("8kB") && shared.source.starts_with("pg_settings"),
             "{shared:?}"
         );
-        assert!(
-            out.results.run.warnings.iter().any(|w| w.contains("share"))
-                == (std::thread::available_parallelism().unwrap().get() <= 4)
-        );
+        let few_cpus = std::thread::available_parallelism().unwrap().get() <= 4;
+        assert_eq!(out.results.run.warnings.iter().any(|w| w.contains("share")), few_cpus);
         checked += 1;
     }
     if let Some(db) = mysql_db("ibench_cfg").filter(|d| !d.is_empty()) {
-        let out = run(
-            &config(json!({"db": db, "steps": ["l.i0"], "rows_l_i0": 100})),
-            dir.path(),
-        );
-        let get = |n: &str| {
-            out.results
-                .config
-                .iter()
-                .find(|s| s.scope == "server" && s.name == n)
-                .cloned()
-        };
-        assert!(get("innodb_buffer_pool_size").unwrap().value.parse::<u64>().unwrap() > 0);
-        assert!(!get("innodb_flush_method").unwrap().value.is_empty());
+        let (out, pool) = recorded_setting(&db, "innodb_buffer_pool_size");
+        assert!(pool.unwrap().value.parse::<u64>().unwrap() > 0);
+        let flush = out
+            .results
+            .config
+            .iter()
+            .find(|s| s.name == "innodb_flush_method")
+            .expect("captured");
+        assert!(!flush.value.is_empty());
         assert!(
             out.results
                 .config

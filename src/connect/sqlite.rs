@@ -75,6 +75,24 @@ impl SqliteConnector {
     }
 }
 
+impl SqliteConnector {
+    /// A connection of this database (the shared one for `:memory:`).
+    fn open_session(&self) -> Result<SqliteSession> {
+        let conn = match &self.location {
+            Location::File(path) => {
+                let mut conn = Connection::open(path).map_err(|e| db_err(&self.target, "open", e))?;
+                configure(&mut conn, &self.target)?;
+                Conn::Own(Box::new(conn))
+            }
+            Location::Memory(shared) => Conn::Shared(shared.clone()),
+        };
+        Ok(SqliteSession {
+            conn,
+            target: self.target.clone(),
+        })
+    }
+}
+
 impl Connector for SqliteConnector {
     fn dbms(&self) -> &'static str {
         "sqlite"
@@ -96,18 +114,7 @@ impl Connector for SqliteConnector {
         }
     }
     fn session(&self) -> Result<Box<dyn Session>> {
-        let conn = match &self.location {
-            Location::File(path) => {
-                let mut conn = Connection::open(path).map_err(|e| db_err(&self.target, "open", e))?;
-                configure(&mut conn, &self.target)?;
-                Conn::Own(Box::new(conn))
-            }
-            Location::Memory(shared) => Conn::Shared(shared.clone()),
-        };
-        Ok(Box::new(SqliteSession {
-            conn,
-            target: self.target.clone(),
-        }))
+        Ok(Box::new(self.open_session()?))
     }
     fn configuration(&self) -> Result<Vec<(String, String, String)>> {
         const NAMES: [&str; 10] = [
@@ -122,17 +129,7 @@ impl Connector for SqliteConnector {
             "auto_vacuum",
             "busy_timeout",
         ];
-        let mut session = SqliteSession {
-            conn: match &self.location {
-                Location::File(path) => {
-                    let mut conn = Connection::open(path).map_err(|e| db_err(&self.target, "open", e))?;
-                    configure(&mut conn, &self.target)?;
-                    Conn::Own(Box::new(conn))
-                }
-                Location::Memory(shared) => Conn::Shared(shared.clone()),
-            },
-            target: self.target.clone(),
-        };
+        let mut session = self.open_session()?;
         let mut out = Vec::new();
         for name in NAMES {
             let value: String = session.with("pragma", |c| {
