@@ -22,16 +22,20 @@ def run(
     progress: bool = True,
     **params: Any,
 ) -> Results:
-    """Runs the Insert Benchmark and returns its results.
+    """Runs the Insert Benchmark or the key/value steps and returns the results.
 
     ``db`` is a DSN — ``sqlite:PATH``, ``postgres://user:pass@host:port/db``,
-    ``mysql://user:pass@host:port/db?engine=innodb|rocksdb``, ``null:`` —
-    (default: a SQLite file in the run directory); ``preset``
-    one of quick, small-1, small-4, large-12-cpu, large-12-io; ``steps`` a
-    list such as ``["l.i0", "l.x", "qr100"]``; ``out`` the directory under
+    ``mysql://user:pass@host:port/db?engine=innodb|rocksdb``,
+    ``rocksdb:PATH?compaction_style=universal&compression=lz4``, ``null:`` —
+    (default: a SQLite file in the run directory, or RocksDB for key/value
+    steps alone); ``preset`` one of quick, small-1, small-4, large-12-cpu,
+    large-12-io (the Insert Benchmark), kv-quick, universal-compression
+    (key/value steps); ``steps`` a list such as ``["l.i0", "l.x", "qr100"]``
+    or ``["fillseq", "overwrite", "readrandom"]``; ``out`` the directory under
     which the run directory is created (default ``ibench-results``);
     ``config`` a TOML file of parameters; ``params`` any other parameter
-    (``clients=4``, ``rows_l_i0=10**6``, ``delete_per_insert=False``, ...).
+    (``clients=4``, ``rows_l_i0=10**6``, ``num=10**6``, ``value_size=400``,
+    ``threads=2``, ``delete_per_insert=False``, ...).
 
     The GIL is released while the run executes; Ctrl-C stops it between
     operations, writes the results so far, and raises KeyboardInterrupt.

@@ -23,6 +23,17 @@ RunsLike = Union[Results, str, Path, Sequence[Union[Results, str, Path]]]
 
 LOAD_STEPS = ("l.i0", "l.i1", "l.i2")
 
+KV_WRITE_STEPS = (
+    "fillseq",
+    "fillrandom",
+    "filluniquerandom",
+    "overwrite",
+    "overwritesome",
+    "overwriteandwait",
+)
+KV_READ_STEPS = ("readrandom", "seekrandom", "readwhilewriting")
+KV_STEPS = KV_WRITE_STEPS + KV_READ_STEPS + ("flush", "waitforcompaction")
+
 RED, GREEN, GREY = "background-color: #f4cccc", "background-color: #d9ead3", "color: #999999"
 
 
@@ -92,6 +103,12 @@ def step_order(step: str) -> tuple[int, int, int]:
     return (6, 0, 0)
 
 
+def _run_order(steps: pd.DataFrame) -> list[str]:
+    """Steps in the benchmark's order; key/value steps in the order they ran."""
+    names = list(dict.fromkeys(steps["step"]))
+    return sorted(names, key=lambda s: step_order(s) + (names.index(s),))
+
+
 def labels(runs: RunsLike) -> dict[str, str]:
     """Each run's name in the tables: its label, else "DBMS version"; by run id."""
     steps = _steps(runs)
@@ -100,7 +117,7 @@ def labels(runs: RunsLike) -> dict[str, str]:
 
 def _pivot(steps: pd.DataFrame, values: pd.Series) -> pd.DataFrame:
     frame = steps.assign(value=values).pivot_table(index="label", columns="step", values="value", sort=False)
-    order = sorted(dict.fromkeys(steps["step"]), key=step_order)
+    order = _run_order(steps)
     labels = list(dict.fromkeys(steps["label"]))
     return frame.reindex(index=labels, columns=[s for s in order if s in frame.columns])
 
@@ -113,6 +130,10 @@ def _throughput(steps: pd.DataFrame) -> pd.Series:
     out[is_load] = steps.loc[is_load, "ips"]
     out[steps["step"] == "l.x"] = steps.loc[steps["step"] == "l.x", "indexed_rows_per_s"]
     out[is_query] = steps.loc[is_query, "qps"]
+    kv_write = steps["step"].isin(KV_WRITE_STEPS)
+    kv_read = steps["step"].isin(KV_READ_STEPS)
+    out[kv_write] = steps.loc[kv_write, "ips"]
+    out[kv_read] = steps.loc[kv_read, "qps"]
     return out
 
 
@@ -121,9 +142,10 @@ def _sla_missed(steps: pd.DataFrame) -> pd.DataFrame:
 
 
 def throughput(runs: RunsLike) -> Table:
-    """Absolute throughput per step: inserts/s (l.i0, l.i1, l.i2), indexed
-    rows/s (l.x), queries/s (q steps). A q step whose background insert rate
-    missed its SLA is greyed."""
+    """Absolute throughput per step: inserts/s (l.i0, l.i1, l.i2 and the
+    key/value write steps), indexed rows/s (l.x), queries/s (q steps and the
+    key/value read steps). A q step whose background insert rate missed its
+    SLA is greyed."""
     steps = _steps(runs)
     frame = _pivot(steps, _throughput(steps)).dropna(axis=1, how="all")
     missed = _sla_missed(steps).reindex_like(frame).fillna(False)
@@ -201,24 +223,76 @@ def what_differs(runs: RunsLike) -> Table:
     return Table(f"What differs between the runs ({len(frame)} settings)", frame, styler)
 
 
+ENGINE_COLUMNS = {
+    "ips": "ips",
+    "stall%": "stall_pct",
+    "w_amp": "w_amp",
+    "c_wsecs": "compaction_s",
+    "c_csecs": "compaction_cpu_s",
+    "sizeGB": "live_sst_bytes",
+}
+
+
+def engine(runs: RunsLike, step: Optional[str] = None) -> Table:
+    """Storage-engine statistics per run, as the published RocksDB reports
+    show them: inserts/s, write-stall %, write amplification ((flush +
+    compaction bytes) / user bytes), compaction wall and CPU seconds, and the
+    live SST size in GB (10^9 bytes). Rows are runs for one ``step`` (default:
+    (run, step) for every step with engine statistics)."""
+    steps = _steps(runs)
+    if "w_amp" not in steps.columns:
+        raise _native.ConfigError("invalid runs: no engine statistics (results older than ibench 0.1 key/value steps)")
+    steps = steps[steps["user_bytes_written"].notna()]
+    if step is not None:
+        if step not in set(steps["step"]):
+            raise _native.ConfigError(f"invalid step: {step!r} has no engine statistics in these runs")
+        steps = steps[steps["step"] == step]
+    if step is None:
+        runs_order = {label: i for i, label in enumerate(dict.fromkeys(steps["label"]))}
+        steps_order = {name: i for i, name in enumerate(_run_order(steps))}
+        steps = steps.iloc[
+            sorted(
+                range(len(steps)),
+                key=lambda i: (runs_order[steps["label"].iloc[i]], steps_order[steps["step"].iloc[i]]),
+            )
+        ]
+    frame = pd.DataFrame({name: steps[column].to_numpy() for name, column in ENGINE_COLUMNS.items()})
+    frame["sizeGB"] = frame["sizeGB"] / 1e9
+    frame["sorted_runs"] = steps["sorted_runs"].to_numpy()
+    if step is not None:
+        frame.index = pd.Index(steps["label"], name="label")
+        title = f"Engine statistics, {step}"
+    else:
+        frame.index = pd.MultiIndex.from_arrays([steps["label"], steps["step"]], names=["label", "step"])
+        title = "Engine statistics per step"
+
+    def fmt(v: object) -> str:
+        if isinstance(v, float) and not pd.isna(v) and abs(v) < 100:
+            return f"{v:.1f}"
+        return _fmt(v)
+
+    return Table(title, frame, frame.style.format(fmt))
+
+
 ALL: dict[str, Callable[[RunsLike], Table]] = {
     "throughput": throughput,
     "relative": relative,
     "background_inserts": background_inserts,
     "latency": latency,
     "what_differs": what_differs,
+    "engine": engine,
 }
 """Every table, by name."""
 
 
 def all_tables(runs: RunsLike, base: Optional[str] = None) -> list[Table]:
     """The report's tables, in the published reports' order."""
-    return [
-        what_differs(runs),
-        throughput(runs),
-        relative(runs, base),
-        background_inserts(runs),
-        latency(runs),
-        latency(runs, "query"),
-    ]
+    steps = _steps(runs)
+    tables = [what_differs(runs), throughput(runs), relative(runs, base)]
+    if steps["step"].str.match(r"q[rp]\d+$").any():
+        tables.append(background_inserts(runs))
+    if "user_bytes_written" in steps.columns and steps["user_bytes_written"].notna().any():
+        tables.append(engine(runs))
+    tables += [latency(runs), latency(runs, "query")]
+    return tables
 

@@ -18,14 +18,18 @@ use std::time::Duration;
 #[command(allow_negative_numbers = true)] // so `--rows-l-i0 -5` is refused by name, as a value
 pub(super) struct RunArgs {
     /// The database: sqlite:PATH, sqlite::memory:, postgres://user:pass@host:port/db,
-    /// mysql://user:pass@host:port/db?engine=innodb|rocksdb, or null:[?latency=exp:1ms&stall=2s@5s].
-    /// Default: a SQLite file in the run directory.
+    /// mysql://user:pass@host:port/db?engine=innodb|rocksdb,
+    /// rocksdb:PATH[?compaction_style=universal&compression=lz4&...], or null:[?latency=exp:1ms&stall=2s@5s].
+    /// Default: a SQLite file in the run directory (RocksDB for key/value steps alone).
     #[arg(long)]
     db: Option<String>,
-    /// quick, small-1, small-4, large-12-cpu or large-12-io.
+    /// quick, small-1, small-4, large-12-cpu, large-12-io (the Insert Benchmark),
+    /// kv-quick or universal-compression (key/value steps).
     #[arg(long)]
     preset: Option<String>,
-    /// Steps to run, comma-separated: l.i0,l.x,l.i1,l.i2,wait,qr100,qp100,... (default: all).
+    /// Steps to run, comma-separated: l.i0,l.x,l.i1,l.i2,wait,qr100,qp100,... or
+    /// fillseq,fillrandom,filluniquerandom,overwrite,overwritesome,overwriteandwait,
+    /// readrandom,seekrandom,readwhilewriting,flush,waitforcompaction (default: the preset's).
     #[arg(long, value_delimiter = ',')]
     steps: Option<Vec<String>>,
     /// Clients (one table and up to three connections each).
@@ -94,9 +98,49 @@ pub(super) struct RunArgs {
     /// Length of the per-interval series in seconds (default 1).
     #[arg(long)]
     interval_seconds: Option<f64>,
+    /// Key/value steps: the key space [0, NUM); fills write NUM keys.
+    #[arg(long)]
+    num: Option<u64>,
+    /// Key/value steps: bytes per key (default 16).
+    #[arg(long)]
+    key_size: Option<u32>,
+    /// Key/value steps: value length, N or MIN..MAX (default 100).
+    #[arg(long, value_parser = super::gen::parse_length)]
+    value_size: Option<crate::gen::Length>,
+    /// Key/value steps: pairs per write batch (default 1).
+    #[arg(long)]
+    batch_size: Option<u32>,
+    /// Key/value steps: threads (default 1).
+    #[arg(long)]
+    threads: Option<u32>,
+    /// Writes of fillrandom and overwrite, all threads (default NUM).
+    #[arg(long)]
+    writes: Option<u64>,
+    /// Writes of overwritesome (default NUM / 10).
+    #[arg(long)]
+    overwritesome_writes: Option<u64>,
+    /// Reads of the read steps, all readers (default NUM).
+    #[arg(long)]
+    reads: Option<u64>,
+    /// Run overwrite, overwriteandwait and the read steps for this many seconds instead of a count.
+    #[arg(long)]
+    duration: Option<f64>,
+    /// Nexts after each seek of seekrandom (default 10).
+    #[arg(long)]
+    seek_nexts: Option<u32>,
+    /// Keys/s of readwhilewriting's writer (default 10000).
+    #[arg(long)]
+    writer_rate: Option<u32>,
     /// No progress output.
     #[arg(long, short)]
     quiet: bool,
+}
+
+fn length_json(l: crate::gen::Length) -> Value {
+    match l {
+        crate::gen::Length::Fixed(n) => json!([n, n]),
+        crate::gen::Length::Uniform { min, max } => json!([min, max]),
+    }
 }
 
 impl RunArgs {
@@ -125,13 +169,18 @@ impl RunArgs {
         put("secondary_indexes", self.secondary_indexes.map(Value::from));
         put("query_seconds", self.query_seconds.map(Value::from));
         put("wait_seconds", self.wait_seconds.map(Value::from));
-        put(
-            "data_length",
-            self.data_length.map(|l| match l {
-                crate::gen::Length::Fixed(n) => json!([n, n]),
-                crate::gen::Length::Uniform { min, max } => json!([min, max]),
-            }),
-        );
+        put("data_length", self.data_length.map(length_json));
+        put("num", self.num.map(Value::from));
+        put("key_size", self.key_size.map(Value::from));
+        put("value_size", self.value_size.map(length_json));
+        put("batch_size", self.batch_size.map(Value::from));
+        put("threads", self.threads.map(Value::from));
+        put("writes", self.writes.map(Value::from));
+        put("overwritesome_writes", self.overwritesome_writes.map(Value::from));
+        put("reads", self.reads.map(Value::from));
+        put("duration", self.duration.map(Value::from));
+        put("seek_nexts", self.seek_nexts.map(Value::from));
+        put("writer_rate", self.writer_rate.map(Value::from));
         put("ratio", self.ratio.map(Value::from));
         put("server_keys", self.server_keys.then_some(Value::from(true)));
         put("shared_table", self.shared_table.then_some(Value::from(true)));

@@ -4,15 +4,20 @@
 mod mysql;
 mod null;
 mod postgres;
+#[cfg(feature = "rocksdb")]
+mod rocks;
 mod sqlite;
 
 use crate::error::{Error, Result};
-use crate::gen::{RangeQuery, Row, Rows};
+use crate::gen::{KvBatch, RangeQuery, Row, Rows};
+use crate::metrics::EngineCounters;
 use std::ops::Range;
 
 pub use mysql::MysqlConnector;
 pub use null::NullConnector;
 pub use postgres::PostgresConnector;
+#[cfg(feature = "rocksdb")]
+pub use rocks::RocksdbConnector;
 pub use sqlite::SqliteConnector;
 
 /// A table's row count and key bounds, as the database reports them.
@@ -55,6 +60,52 @@ pub trait Connector: Send + Sync {
             .map(|(k, v)| (k, v, "ibench".to_string()))
             .collect())
     }
+    /// Opens a key/value session (the key/value steps), when the database can
+    /// be one: SQL databases through a (key, value) table.
+    fn kv_session(&self) -> Result<Box<dyn KvSession>> {
+        Err(Error::config(
+            "db",
+            format!("{} does not run the key/value steps", self.dbms()),
+        ))
+    }
+    /// The storage engine's counters now, when the engine exposes them (RocksDB).
+    fn engine_counters(&self) -> Option<EngineCounters> {
+        None
+    }
+    /// True when the database only runs the key/value steps (no tables).
+    fn kv_only(&self) -> bool {
+        false
+    }
+    /// False for a database that keeps nothing it is given (null): verify skips it.
+    fn stores_data(&self) -> bool {
+        true
+    }
+}
+
+/// The table of the key/value steps.
+pub const KV_TABLE: &str = "kv";
+
+/// One connection of a key/value store, used by one thread. Keys and values
+/// are bytes; keys are ordered bytewise.
+pub trait KvSession: Send {
+    /// Drops `table` if it exists and creates it empty, for keys of `key_size` bytes.
+    fn create(&mut self, table: &str, key_size: usize) -> Result<()>;
+    /// Writes the pairs of `batch` (a later pair wins over an earlier one
+    /// with the same key) in one commit.
+    fn put(&mut self, table: &str, batch: &KvBatch) -> Result<()>;
+    /// Reads `key` into `value`; false when absent.
+    fn get(&mut self, table: &str, key: &[u8], value: &mut Vec<u8>) -> Result<bool>;
+    /// Seeks to the first key ≥ `start` and reads up to `limit` pairs in key
+    /// order into `out` (cleared first); returns how many.
+    fn scan(&mut self, table: &str, start: &[u8], limit: usize, out: &mut KvBatch) -> Result<usize>;
+    /// The number of pairs.
+    fn count(&mut self, table: &str) -> Result<u64>;
+    /// Makes written pairs durable in the table's files (RocksDB: flush the
+    /// memtable; SQL: a checkpoint).
+    fn flush(&mut self, table: &str) -> Result<()>;
+    /// Waits until background work is done (RocksDB: no compaction pending
+    /// or running; SQL: the wait step's maintenance).
+    fn wait_for_compaction(&mut self, table: &str) -> Result<()>;
 }
 
 /// True for a host name or address of this machine.
@@ -87,7 +138,8 @@ pub trait Session: Send {
 
 /// Opens the connector a DSN names: `sqlite:PATH`, `sqlite::memory:`,
 /// `postgres://user:pass@host:port/db` (or `host=... user=...`),
-/// `mysql://user:pass@host:port/db?engine=innodb|rocksdb`, `null:[?options]`.
+/// `mysql://user:pass@host:port/db?engine=innodb|rocksdb`, `null:[?options]`,
+/// `rocksdb:PATH[?options]` (the `rocksdb` feature).
 pub fn open(dsn: &str) -> Result<Box<dyn Connector>> {
     // libpq's key=value form: `host=127.0.0.1 user=postgres dbname=test`.
     let key_value = !dsn.contains("://") && dsn.split_whitespace().all(|w| w.contains('='));
@@ -100,7 +152,7 @@ pub fn open(dsn: &str) -> Result<Box<dyn Connector>> {
         Error::config(
             "db",
             format!(
-                "{:?} is not a DSN; expected sqlite:PATH, sqlite::memory: or null:",
+                "{:?} is not a DSN; expected sqlite:PATH, sqlite::memory:, postgres://..., mysql://..., rocksdb:PATH or null:",
                 redact(dsn)
             ),
         )
@@ -109,6 +161,13 @@ pub fn open(dsn: &str) -> Result<Box<dyn Connector>> {
         "sqlite" => SqliteConnector::new(rest).map(|c| Box::new(c) as Box<dyn Connector>),
         "null" => NullConnector::new(rest).map(|c| Box::new(c) as Box<dyn Connector>),
         "postgres" | "postgresql" => PostgresConnector::new(dsn).map(|c| Box::new(c) as Box<dyn Connector>),
+        #[cfg(feature = "rocksdb")]
+        "rocksdb" => RocksdbConnector::new(rest).map(|c| Box::new(c) as Box<dyn Connector>),
+        #[cfg(not(feature = "rocksdb"))]
+        "rocksdb" => Err(Error::config(
+            "db",
+            "this build of ibench has no RocksDB: build it with the `rocksdb` feature (pip install . includes it)",
+        )),
         "mysql" | "mariadb" => {
             let url = dsn.replacen("mariadb://", "mysql://", 1);
             MysqlConnector::new(&url).map(|c| Box::new(c) as Box<dyn Connector>)
@@ -116,7 +175,7 @@ pub fn open(dsn: &str) -> Result<Box<dyn Connector>> {
         _ => Err(Error::config(
             "db",
             format!(
-                "unknown database scheme {scheme:?} in {:?}; expected sqlite or null",
+                "unknown database scheme {scheme:?} in {:?}; expected sqlite, postgres, mysql, mariadb, rocksdb or null",
                 redact(dsn)
             ),
         )),

@@ -16,9 +16,9 @@
 //!
 //! Durations take `ns`, `us`, `ms` or `s`.
 
-use super::{Bounds, Connector, Session};
+use super::{Bounds, Connector, KvSession, Session};
 use crate::error::{Error, Result};
-use crate::gen::{RangeQuery, Row, Rows};
+use crate::gen::{KvBatch, RangeQuery, Row, Rows};
 use rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::ops::Range;
@@ -183,6 +183,21 @@ impl Connector for NullConnector {
         ]
     }
     fn session(&self) -> Result<Box<dyn Session>> {
+        Ok(Box::new(self.open_session()?))
+    }
+    fn kv_session(&self) -> Result<Box<dyn KvSession>> {
+        Ok(Box::new(self.open_session()?))
+    }
+    fn stores_data(&self) -> bool {
+        false
+    }
+    fn size_bytes(&self) -> Option<u64> {
+        None
+    }
+}
+
+impl NullConnector {
+    fn open_session(&self) -> Result<NullSession> {
         let n = self.sessions.fetch_add(1, Ordering::Relaxed);
         let file = if self.write > 0 {
             let path = self.dir.join(format!("ibench-null-{}-{n}.bin", std::process::id()));
@@ -203,7 +218,7 @@ impl Connector for NullConnector {
         } else {
             None
         };
-        Ok(Box::new(NullSession {
+        Ok(NullSession {
             file,
             block: vec![0x5a; self.write],
             latency: self.latency,
@@ -213,10 +228,7 @@ impl Connector for NullConnector {
             counts: [0; 3],
             opened: self.opened,
             rng: Xoshiro256PlusPlus::seed_from_u64(n),
-        }))
-    }
-    fn size_bytes(&self) -> Option<u64> {
-        None
+        })
     }
 }
 
@@ -340,5 +352,34 @@ impl Session for NullSession {
     }
     fn rows(&mut self, _: &str, _: &[u64]) -> Result<Vec<Row>> {
         Ok(Vec::new())
+    }
+}
+
+impl KvSession for NullSession {
+    fn create(&mut self, _: &str, _: usize) -> Result<()> {
+        Ok(())
+    }
+    fn put(&mut self, table: &str, _: &KvBatch) -> Result<()> {
+        self.insert(table, &Rows::default(), false)
+    }
+    fn get(&mut self, _: &str, _: &[u8], _: &mut Vec<u8>) -> Result<bool> {
+        self.count(2)?;
+        self.operate()?;
+        Ok(false)
+    }
+    fn scan(&mut self, _: &str, _: &[u8], _: usize, out: &mut KvBatch) -> Result<usize> {
+        out.clear();
+        self.count(2)?;
+        self.operate()?;
+        Ok(0)
+    }
+    fn count(&mut self, _: &str) -> Result<u64> {
+        Ok(0)
+    }
+    fn flush(&mut self, _: &str) -> Result<()> {
+        Ok(())
+    }
+    fn wait_for_compaction(&mut self, _: &str) -> Result<()> {
+        Ok(())
     }
 }

@@ -6,9 +6,9 @@
 //! share a private in-memory database between connections).
 //! `dateandtime` is stored as INTEGER microseconds since the Unix epoch.
 
-use super::{Bounds, Connector, Session};
+use super::{Bounds, Connector, KvSession, Session};
 use crate::error::{Error, Result};
-use crate::gen::{RangeQuery, Row, Rows, SecondaryIndex};
+use crate::gen::{KvBatch, RangeQuery, Row, Rows, SecondaryIndex};
 use rusqlite::{params_from_iter, Connection, OpenFlags};
 
 use std::ops::Range;
@@ -146,6 +146,9 @@ impl Connector for SqliteConnector {
         out.push(("busy_handler".into(), "50us naps, up to 60 s".into(), "ibench".into()));
         Ok(out)
     }
+    fn kv_session(&self) -> Result<Box<dyn KvSession>> {
+        Ok(Box::new(self.open_session()?))
+    }
     fn size_bytes(&self) -> Option<u64> {
         match &self.location {
             Location::File(path) => {
@@ -158,6 +161,89 @@ impl Connector for SqliteConnector {
             }
             Location::Memory(_) => None,
         }
+    }
+}
+
+impl KvSession for SqliteSession {
+    fn create(&mut self, table: &str, _key_size: usize) -> Result<()> {
+        // WITHOUT ROWID: the pairs live in the primary key's b-tree, ordered by key bytes.
+        let sql = format!(
+            "DROP TABLE IF EXISTS {table};
+             CREATE TABLE {table} (k BLOB PRIMARY KEY, v BLOB NOT NULL) WITHOUT ROWID"
+        );
+        self.with("create table", |c| c.execute_batch(&sql))
+    }
+
+    fn put(&mut self, table: &str, batch: &KvBatch) -> Result<()> {
+        let sql = format!("INSERT OR REPLACE INTO {table} (k, v) VALUES (?, ?)");
+        let several = batch.len() > 1;
+        self.with("put", |c| {
+            // One statement per pair inside one transaction: no round trips
+            // to save in an embedded database, and no bound on the batch.
+            if several {
+                c.execute_batch("BEGIN IMMEDIATE")?;
+            }
+            let result = (|| {
+                let mut stmt = c.prepare_cached(&sql)?;
+                for (k, v) in batch.pairs() {
+                    stmt.execute((k, v))?;
+                }
+                Ok(())
+            })();
+            if several {
+                match &result {
+                    Ok(()) => c.execute_batch("COMMIT")?,
+                    Err(_) => {
+                        let _ = c.execute_batch("ROLLBACK");
+                    }
+                }
+            }
+            result
+        })
+    }
+
+    fn get(&mut self, table: &str, key: &[u8], value: &mut Vec<u8>) -> Result<bool> {
+        let sql = format!("SELECT v FROM {table} WHERE k = ?");
+        self.with("get", |c| {
+            let mut stmt = c.prepare_cached(&sql)?;
+            let mut rows = stmt.query([key])?;
+            match rows.next()? {
+                Some(r) => {
+                    value.clear();
+                    value.extend_from_slice(r.get_ref(0)?.as_blob()?);
+                    Ok(true)
+                }
+                None => Ok(false),
+            }
+        })
+    }
+
+    fn scan(&mut self, table: &str, start: &[u8], limit: usize, out: &mut KvBatch) -> Result<usize> {
+        let sql = format!("SELECT k, v FROM {table} WHERE k >= ? ORDER BY k LIMIT ?");
+        out.clear();
+        self.with("scan", |c| {
+            let mut stmt = c.prepare_cached(&sql)?;
+            let mut rows = stmt.query((start, limit as i64))?;
+            while let Some(r) = rows.next()? {
+                out.push_raw(r.get_ref(0)?.as_blob()?, r.get_ref(1)?.as_blob()?);
+            }
+            Ok(out.len())
+        })
+    }
+
+    fn count(&mut self, table: &str) -> Result<u64> {
+        let sql = format!("SELECT COUNT(*) FROM {table}");
+        self.with("count", |c| {
+            c.query_row(&sql, [], |r| r.get::<_, i64>(0)).map(|n| n as u64)
+        })
+    }
+
+    fn flush(&mut self, _table: &str) -> Result<()> {
+        self.with("checkpoint", |c| c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)"))
+    }
+
+    fn wait_for_compaction(&mut self, table: &str) -> Result<()> {
+        self.maintain(&[table.to_string()])
     }
 }
 

@@ -2,20 +2,22 @@
 //! role per client, measured honestly; results written after every step.
 //! Nothing here prints: progress goes to an [`Observer`].
 
+mod kv;
 mod pacing;
 mod step;
 mod tables;
 mod verify;
 
+pub use kv::{KvState, TRACKED_KEYS};
 pub use pacing::Schedule;
 pub use tables::TableState;
 
 use crate::connect::{self, Connector};
 use crate::error::{Error, Result};
 use crate::gen::Window;
-use crate::metrics::{host_facts, percentile_us, serialize, warnings, Setting};
+use crate::metrics::{host_facts, percentile_us, serialize, warnings, EngineDelta, Setting};
 use crate::results::{HistogramRow, RunResults, RunRow, StepRow, PERCENTILES};
-use crate::workload::{Config, Step};
+use crate::workload::{Config, KvOp, Step};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -108,13 +110,32 @@ pub fn run(config: &Config, out: &Path, observer: &dyn Observer, stop: &AtomicBo
             source,
         })
     };
+    // A key/value store cannot run table steps: refuse before any work.
+    let refuse_table_steps = |connector: &dyn Connector| -> Result<()> {
+        match steps.iter().find(|s| s.kv().is_none()) {
+            Some(table_step) if connector.kv_only() => Err(Error::config(
+                "steps",
+                format!(
+                    "{table_step} is an Insert Benchmark step; {} runs the key/value steps only (fillseq, overwrite, readrandom, ...)",
+                    connector.dbms()
+                ),
+            )),
+            _ => Ok(()),
+        }
+    };
     let mut config = config.clone();
     let connector: Box<dyn Connector> = if config.db.is_empty() {
         make_dir()?;
-        config.db = format!("sqlite:{}", dir.join("ibench.sqlite").display());
+        // The key/value steps alone default to embedded RocksDB, when built in.
+        config.db = if cfg!(feature = "rocksdb") && config.kv_only() {
+            format!("rocksdb:{}", dir.join("rocksdb").display())
+        } else {
+            format!("sqlite:{}", dir.join("ibench.sqlite").display())
+        };
         connect::open(&config.db)?
     } else {
         let c = connect::open(&config.db)?;
+        refuse_table_steps(c.as_ref())?;
         make_dir()?;
         c
     };
@@ -186,8 +207,22 @@ fn run_steps(
         1
     };
     let mut tables = Vec::new();
-    let mut session = connector.session()?;
+    let table_steps = steps.iter().any(|s| s.kv().is_none());
+    let mut session: Option<Box<dyn connect::Session>> = None;
     for t in 0..config.tables() {
+        if !table_steps {
+            tables.push(TableState::new(
+                format!("pi{}", t + 1),
+                t as u64,
+                Window::new(first_key),
+                inserters,
+            ));
+            continue;
+        }
+        let session = match &mut session {
+            Some(s) => s,
+            None => session.insert(connector.session()?),
+        };
         let name = format!("pi{}", t + 1);
         let window = if loads {
             Window::new(first_key)
@@ -204,6 +239,9 @@ fn run_steps(
         tables.push(TableState::new(name, t as u64, window, inserters));
     }
     drop(session);
+    let kv_state = steps.iter().any(|s| s.kv().is_some()).then(|| KvState::new(config.num));
+    // Verify knows the key/value table once this run has filled it.
+    let mut kv_known = false;
     let mut indexed = !loads;
     for (ordinal, &step) in steps.iter().enumerate() {
         if stop.load(Ordering::Relaxed) {
@@ -217,6 +255,15 @@ fn run_steps(
             }
             indexed = false;
         }
+        if let (Step::Kv(op), Some(state)) = (step, &kv_state) {
+            if op.fills() {
+                connector
+                    .kv_session()?
+                    .create(connect::KV_TABLE, config.key_size as usize)?;
+                state.clear();
+                kv_known = true;
+            }
+        }
         let plan = StepPlan {
             config,
             connector,
@@ -226,9 +273,15 @@ fn run_steps(
             indexed,
             stop,
             observer,
+            kv: kv_state.as_ref(),
         };
         let db_size_before_bytes = connector.size_bytes();
+        let engine_before = connector.engine_counters();
         let out = run_step(&plan);
+        let engine = match (engine_before, connector.engine_counters()) {
+            (Some(before), Some(after)) => Some(EngineDelta::between(&before, &after)),
+            _ => None,
+        };
         if step == Step::CreateIndexes && out.status == "ok" {
             indexed = true;
         }
@@ -239,8 +292,15 @@ fn run_steps(
             error: out.error.clone(),
             started_at_us: out.started_at_us,
             elapsed_s: out.elapsed_s,
-            clients: config.clients,
-            rows_per_commit: rows_per_commit(config, step),
+            clients: if step.kv().is_some() {
+                config.threads
+            } else {
+                config.clients
+            },
+            rows_per_commit: match step {
+                Step::Kv(op) if op.writes() => Some(config.batch_size),
+                _ => rows_per_commit(config, step),
+            },
             inserts: out.inserts,
             deletes: out.deletes,
             queries: out.queries,
@@ -253,7 +313,16 @@ fn run_steps(
                 Step::Query { .. } => Some(out.queries),
                 Step::CreateIndexes => Some(out.indexed_rows),
                 Step::Wait => None,
+                Step::Kv(KvOp::Flush | KvOp::WaitForCompaction) => None,
+                Step::Kv(KvOp::ReadRandom | KvOp::SeekRandom | KvOp::ReadWhileWriting) => Some(out.queries),
+                Step::Kv(_) => Some(out.inserts),
             },
+            found: matches!(
+                step,
+                Step::Kv(KvOp::ReadRandom | KvOp::SeekRandom | KvOp::ReadWhileWriting)
+            )
+            .then_some(out.found),
+            engine,
             system: out.system.clone(),
             ..StepRow::default()
         };
@@ -278,7 +347,12 @@ fn run_steps(
             }
         }
         if step.writes() && out.status != "error" {
-            match verify::verify(config, connector, &tables, ordinal as u64) {
+            let checked = match (step, &kv_state) {
+                (Step::Kv(_), Some(state)) if kv_known => kv::verify(config, connector, state, ordinal as u64),
+                (Step::Kv(_), _) => Ok(None),
+                _ => verify::verify(config, connector, &tables, ordinal as u64),
+            };
+            match checked {
                 Ok(None) => {}
                 Ok(Some(Ok(()))) => row.verified = Some(true),
                 Ok(Some(Err(what))) => {
@@ -292,7 +366,10 @@ fn run_steps(
             }
         }
         row.db_size_bytes = connector.size_bytes();
-        row.live_rows = tables.iter().map(|t| t.bounds().len()).sum();
+        row.live_rows = match (step, &kv_state) {
+            (Step::Kv(_), Some(state)) if kv_known => state.written().unwrap_or(0),
+            _ => tables.iter().map(|t| t.bounds().len()).sum(),
+        };
         let (status, error) = (row.status.clone(), row.error.clone());
         results
             .intervals

@@ -2,14 +2,15 @@
 //! barrier, open-loop pacing for rate-limited writes, closed loops for the
 //! rest, and the stop rules.
 
+use super::kv::KvState;
 use super::pacing::Schedule;
 use super::tables::TableState;
 use super::Observer;
-use crate::connect::{Connector, Session};
+use crate::connect::{Connector, KvSession, Session};
 use crate::error::Result;
 use crate::gen::{Domains, PointQueries, RangeQueries, RowCursor, RowGen, RowSpec, Rows, SecondaryIndex};
 use crate::metrics::{HostInterval, IntervalRow, Latencies, Op, Recorder, SystemDelta, SystemSample};
-use crate::workload::{Config, QueryKind, Step};
+use crate::workload::{Config, KvOp, QueryKind, Step};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Barrier, Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
@@ -26,6 +27,8 @@ pub(crate) struct StepPlan<'a> {
     pub indexed: bool,
     pub stop: &'a AtomicBool,
     pub observer: &'a dyn Observer,
+    /// The key/value table's state, for key/value steps.
+    pub kv: Option<&'a KvState>,
 }
 
 /// What a step did.
@@ -38,6 +41,8 @@ pub(crate) struct StepOutcome {
     pub deletes: u64,
     pub queries: u64,
     pub indexed_rows: u64,
+    /// Reads that found their key (key/value read steps).
+    pub found: u64,
     pub errors: u64,
     pub retries: u64,
     pub latencies: Vec<(Op, Latencies)>,
@@ -54,18 +59,26 @@ enum Role {
     Delete,
     Query(QueryKind),
     CreateIndex,
+    KvWrite(KvOp),
+    KvRead(KvOp),
+    KvMaintain(KvOp),
 }
 
 /// Attempts after the first for an operation that hit a deadlock or a serialization failure.
 const MAX_RETRIES: u32 = 10;
 
 /// State the step's threads share.
-struct Shared {
-    inserted: Vec<AtomicU64>,
+pub(super) struct Shared {
+    /// Rows (pairs) each client (thread) has written.
+    pub(super) inserted: Vec<AtomicU64>,
     inserters_done: Vec<AtomicBool>,
     deleted: AtomicU64,
-    queries: AtomicU64,
+    pub(super) queries: AtomicU64,
     indexed_rows: AtomicU64,
+    /// Key/value reads that found their key.
+    pub(super) found: AtomicU64,
+    /// Key/value readers still running (readwhilewriting's writer stops at 0).
+    pub(super) readers_left: AtomicU64,
     errors: AtomicU64,
     retries: AtomicU64,
     abort: AtomicBool,
@@ -102,7 +115,7 @@ fn writes(config: &Config, step: Step) -> Option<Writes> {
             config.rows_per_commit_q,
             Some(rate),
         ),
-        Step::CreateIndexes | Step::Wait => return None,
+        Step::CreateIndexes | Step::Wait | Step::Kv(_) => return None,
     };
     Some(Writes {
         rows,
@@ -121,17 +134,18 @@ pub(crate) fn rows_per_client(config: &Config, step: Step) -> Option<u64> {
     writes(config, step).map(|w| w.rows)
 }
 
-struct Worker<'a> {
-    plan: &'a StepPlan<'a>,
-    shared: &'a Shared,
-    client: u32,
+pub(super) struct Worker<'a> {
+    pub(super) plan: &'a StepPlan<'a>,
+    pub(super) shared: &'a Shared,
+    /// The client, or the thread of a key/value step.
+    pub(super) client: u32,
     table: &'a TableState,
     /// The inserter's slot in its table (several inserters share one table).
     slot: usize,
 }
 
 impl Worker<'_> {
-    fn stopping(&self, t0: Instant) -> bool {
+    pub(super) fn stopping(&self, t0: Instant) -> bool {
         if self.shared.abort.load(Ordering::Relaxed) || self.plan.stop.load(Ordering::Relaxed) {
             return true;
         }
@@ -147,7 +161,7 @@ impl Worker<'_> {
     /// Runs `op`, again after a deadlock or serialization failure (up to
     /// [`MAX_RETRIES`] times, each counted); the time of the failed attempts
     /// stays in the operation's latency.
-    fn retrying<T>(&self, mut op: impl FnMut() -> Result<T>) -> Result<T> {
+    pub(super) fn retrying<T>(&self, mut op: impl FnMut() -> Result<T>) -> Result<T> {
         let mut attempt = 0;
         loop {
             match op() {
@@ -172,7 +186,19 @@ impl Worker<'_> {
 
     /// Runs `role`, timing into `rec`, which keeps what was measured even
     /// when the role fails.
-    fn run(&self, role: Role, session: &mut dyn Session, rec: &mut Recorder, t0: Instant) -> Result<()> {
+    fn run(&self, role: Role, conn: Conn, rec: &mut Recorder, t0: Instant) -> Result<()> {
+        let mut session = match conn {
+            Conn::Kv(mut kv) => {
+                return match role {
+                    Role::KvWrite(op) => self.kv_write(op, kv.as_mut(), rec, t0),
+                    Role::KvRead(op) => self.kv_read(op, kv.as_mut(), rec, t0),
+                    Role::KvMaintain(op) => self.kv_maintain(op, kv.as_mut(), rec),
+                    _ => unreachable!("table roles get table sessions"),
+                }
+            }
+            Conn::Table(session) => session,
+        };
+        let session = session.as_mut();
         match role {
             Role::Insert => self.insert(session, rec, t0),
             Role::Delete => self.delete(session, rec, t0),
@@ -185,6 +211,7 @@ impl Worker<'_> {
                 self.shared.indexed_rows.fetch_add(rows, Ordering::Relaxed);
                 Ok(())
             }
+            Role::KvWrite(_) | Role::KvRead(_) | Role::KvMaintain(_) => unreachable!("opened a key/value session"),
         }
     }
 
@@ -318,14 +345,47 @@ impl Worker<'_> {
     }
 }
 
+/// A connection for one role.
+enum Conn {
+    Table(Box<dyn Session>),
+    Kv(Box<dyn KvSession>),
+}
+
+/// The roles of a key/value step: (thread, role).
+fn kv_roles(c: &Config, op: KvOp) -> Vec<(u32, Role)> {
+    let threads = c.threads;
+    match op {
+        KvOp::Flush | KvOp::WaitForCompaction => vec![(0, Role::KvMaintain(op))],
+        KvOp::ReadRandom | KvOp::SeekRandom => (0..threads).map(|t| (t, Role::KvRead(op))).collect(),
+        KvOp::ReadWhileWriting => (0..threads)
+            .map(|t| (t, Role::KvRead(op)))
+            .chain([(threads, Role::KvWrite(op))])
+            .collect(),
+        _ => (0..threads).map(|t| (t, Role::KvWrite(op))).collect(),
+    }
+}
+
+/// Operations a key/value step will run in all, when known: pairs written,
+/// or reads for the read steps.
+pub(crate) fn kv_planned(c: &Config, op: KvOp) -> Option<u64> {
+    match op {
+        KvOp::Flush | KvOp::WaitForCompaction => None,
+        KvOp::ReadRandom | KvOp::SeekRandom | KvOp::ReadWhileWriting => {
+            (0..c.threads as u64).map(|t| c.kv_reader(0, t).ok()?.count).sum()
+        }
+        _ => (0..c.threads as u64).map(|t| c.kv_writer(op, 0, t).ok()??.count).sum(),
+    }
+}
+
 /// Runs one step and gathers what it measured.
 pub(crate) fn run_step(plan: &StepPlan<'_>) -> StepOutcome {
     let c = plan.config;
-    let clients = c.clients as usize;
+    let clients = (c.clients as usize).max(c.threads as usize + 1);
     let mut roles: Vec<(u32, Role)> = Vec::new();
     match plan.step {
         Step::CreateIndexes => roles.extend((0..plan.tables.len() as u32).map(|t| (t, Role::CreateIndex))),
         Step::Wait => {}
+        Step::Kv(op) => roles = kv_roles(c, op),
         step => {
             for client in 0..c.clients {
                 roles.push((client, Role::Insert));
@@ -340,10 +400,13 @@ pub(crate) fn run_step(plan: &StepPlan<'_>) -> StepOutcome {
     }
     let shared = Shared {
         inserted: (0..clients).map(|_| AtomicU64::new(0)).collect(),
-        inserters_done: (0..clients).map(|_| AtomicBool::new(false)).collect(),
+        // The q steps' queries run until every client's inserter is done.
+        inserters_done: (0..c.clients).map(|_| AtomicBool::new(false)).collect(),
         deleted: AtomicU64::new(0),
         queries: AtomicU64::new(0),
         indexed_rows: AtomicU64::new(0),
+        found: AtomicU64::new(0),
+        readers_left: AtomicU64::new(roles.iter().filter(|(_, r)| matches!(r, Role::KvRead(_))).count() as u64),
         errors: AtomicU64::new(0),
         retries: AtomicU64::new(0),
         abort: AtomicBool::new(false),
@@ -352,7 +415,14 @@ pub(crate) fn run_step(plan: &StepPlan<'_>) -> StepOutcome {
         start: OnceLock::new(),
     };
     let step_name = plan.step.to_string();
-    let target = rows_per_client(c, plan.step).map(|r| r * c.clients as u64);
+    let target = match plan.step {
+        Step::Kv(op) => kv_planned(c, op),
+        step => rows_per_client(c, step).map(|r| r * c.clients as u64),
+    };
+    let reads_progress = matches!(
+        plan.step,
+        Step::Kv(KvOp::ReadRandom | KvOp::SeekRandom | KvOp::ReadWhileWriting)
+    );
     plan.observer.step_started(&step_name, target);
     let barrier = Barrier::new(roles.len() + 1);
     let servers = plan.connector.server_processes();
@@ -370,7 +440,7 @@ pub(crate) fn run_step(plan: &StepPlan<'_>) -> StepOutcome {
             .iter()
             .map(|&(client, role)| {
                 let (barrier, shared) = (&barrier, &shared);
-                let (table, slot) = if c.shared_table {
+                let (table, slot) = if c.shared_table || matches!(plan.step, Step::Kv(_)) {
                     (&plan.tables[0], client as usize)
                 } else {
                     (&plan.tables[client as usize], 0)
@@ -384,7 +454,12 @@ pub(crate) fn run_step(plan: &StepPlan<'_>) -> StepOutcome {
                         slot,
                     };
                     // Connect before the barrier: connecting is not part of the step.
-                    let session = plan.connector.session();
+                    let session = match role {
+                        Role::KvWrite(_) | Role::KvRead(_) | Role::KvMaintain(_) => {
+                            plan.connector.kv_session().map(Conn::Kv)
+                        }
+                        _ => plan.connector.session().map(Conn::Table),
+                    };
                     barrier.wait();
                     let t0 = *shared.start.get_or_init(Instant::now);
                     let op = match role {
@@ -392,9 +467,12 @@ pub(crate) fn run_step(plan: &StepPlan<'_>) -> StepOutcome {
                         Role::Delete => Op::Delete,
                         Role::Query(_) => Op::Query,
                         Role::CreateIndex => Op::CreateIndex,
+                        Role::KvWrite(_) => Op::Insert,
+                        Role::KvRead(_) => Op::Query,
+                        Role::KvMaintain(_) => Op::Maintenance,
                     };
                     let mut rec = worker.recorder(op, t0);
-                    if let Err(e) = session.and_then(|mut s| worker.run(role, s.as_mut(), &mut rec, t0)) {
+                    if let Err(e) = session.and_then(|s| worker.run(role, s, &mut rec, t0)) {
                         shared.errors.fetch_add(1, Ordering::Relaxed);
                         shared.fail(e.to_string());
                     }
@@ -412,7 +490,11 @@ pub(crate) fn run_step(plan: &StepPlan<'_>) -> StepOutcome {
             run_wait(plan, &shared, t0);
         }
         while !handles.iter().all(|h| h.is_finished()) {
-            let done = shared.inserted.iter().map(|a| a.load(Ordering::Relaxed)).sum();
+            let done = if reads_progress {
+                shared.queries.load(Ordering::Relaxed)
+            } else {
+                shared.inserted.iter().map(|a| a.load(Ordering::Relaxed)).sum()
+            };
             plan.observer.step_progress(&step_name, done, t0.elapsed());
             let next = interval * boundary;
             if t0.elapsed() >= next {
@@ -448,6 +530,18 @@ pub(crate) fn run_step(plan: &StepPlan<'_>) -> StepOutcome {
             ended = Instant::now();
         }
     });
+    // overwriteandwait: the rates count the writing; the engine counters
+    // read after the step include the compaction this waits for.
+    if plan.step == Step::Kv(KvOp::OverwriteAndWait) && shared.error.lock().map(|e| e.is_none()).unwrap_or(false) {
+        if let Err(e) = plan
+            .connector
+            .kv_session()
+            .and_then(|mut s| s.wait_for_compaction(crate::connect::KV_TABLE))
+        {
+            shared.errors.fetch_add(1, Ordering::Relaxed);
+            shared.fail(e.to_string());
+        }
+    }
 
     let t0 = *shared.start.get().expect("the barrier set the start");
     let last = SystemSample::take(&servers);
@@ -497,6 +591,7 @@ pub(crate) fn run_step(plan: &StepPlan<'_>) -> StepOutcome {
         deletes: shared.deleted.load(Ordering::Relaxed),
         queries: shared.queries.load(Ordering::Relaxed),
         indexed_rows: shared.indexed_rows.load(Ordering::Relaxed),
+        found: shared.found.load(Ordering::Relaxed),
         latencies,
         intervals,
         system,

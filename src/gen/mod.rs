@@ -3,6 +3,7 @@
 //! no clocks, nothing that knows about a database.
 
 mod keys;
+mod kv;
 mod parallel;
 mod permutation;
 mod query;
@@ -13,6 +14,7 @@ mod window;
 mod zipf;
 
 pub use keys::{check_key_size, encode_key, encode_keys, KeyGen, KeyKind, KeySpec};
+pub use kv::{decode_key, KvBatch, KvValues};
 pub use parallel::{par_fill, try_resize, try_vec, CHUNK};
 pub use permutation::Permutation;
 pub use query::{PointQueries, RangeQueries, RangeQuery, SecondaryIndex, POINT_KEYS};

@@ -41,6 +41,8 @@ pub enum Purpose {
     RangeQuery = 7,
     /// Keys of a keyed permutation (not a stream of draws, a key for a bijection).
     Permutation = 8,
+    /// Values of the key/value steps, one generator per key.
+    KvValue = 9,
 }
 
 /// A deterministic random stream named by `(seed, table, purpose)`.

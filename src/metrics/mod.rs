@@ -5,9 +5,11 @@
 //! and service time, in nanoseconds) and cuts a per-interval series as it
 //! goes; the step merges the recorders when its threads end.
 
+mod engine;
 mod environment;
 mod system;
 
+pub use engine::{EngineCounters, EngineDelta};
 pub use environment::{host_facts, warnings, Setting};
 pub use system::{DiskCounters, SystemDelta, SystemSample};
 
@@ -34,11 +36,13 @@ pub enum Op {
     Query,
     /// Creating the secondary indexes of one table.
     CreateIndex,
+    /// A key/value flush or compaction wait.
+    Maintenance,
 }
 
 impl Op {
     /// Every op, in report order.
-    pub const ALL: [Op; 4] = [Op::Insert, Op::Delete, Op::Query, Op::CreateIndex];
+    pub const ALL: [Op; 5] = [Op::Insert, Op::Delete, Op::Query, Op::CreateIndex, Op::Maintenance];
 
     /// The name used in result tables.
     pub fn name(self) -> &'static str {
@@ -47,6 +51,7 @@ impl Op {
             Op::Delete => "delete",
             Op::Query => "query",
             Op::CreateIndex => "create_index",
+            Op::Maintenance => "maintenance",
         }
     }
 }

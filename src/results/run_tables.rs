@@ -4,10 +4,10 @@
 
 use super::ParquetFile;
 use crate::error::{Error, Result};
-use crate::metrics::{HostInterval, IntervalRow, Op, Setting, SystemDelta};
+use crate::metrics::{EngineDelta, HostInterval, IntervalRow, Op, Setting, SystemDelta};
 use arrow::array::{
-    ArrayRef, BinaryBuilder, BooleanBuilder, Float64Builder, RecordBatch, StringBuilder, TimestampMicrosecondBuilder,
-    UInt32Builder, UInt64Builder,
+    ArrayRef, BinaryBuilder, BooleanBuilder, Float64Array, Float64Builder, RecordBatch, StringArray, StringBuilder,
+    TimestampMicrosecondBuilder, UInt32Builder, UInt64Array, UInt64Builder,
 };
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use std::path::Path;
@@ -37,6 +37,26 @@ pub const COST_COLUMNS: [&str; 10] = [
     "wpi",
     "read_mb_s",
     "write_mb_s",
+];
+
+/// Storage-engine columns of `steps` (see [`StepRow::engine_values`]), all
+/// unsigned byte or file counts but `w_amp`, `stall_s`, `stall_pct`,
+/// `compaction_s` and `compaction_cpu_s` (floats) and `files_per_level` (text).
+pub const ENGINE_COLUMNS: [&str; 14] = [
+    "user_bytes_written",
+    "wal_bytes",
+    "flush_bytes",
+    "compaction_read_bytes",
+    "compaction_write_bytes",
+    "w_amp",
+    "stall_s",
+    "stall_pct",
+    "compaction_s",
+    "compaction_cpu_s",
+    "live_sst_bytes",
+    "total_sst_bytes",
+    "sorted_runs",
+    "files_per_level",
 ];
 
 /// Operations that get percentile columns in `steps`.
@@ -131,6 +151,10 @@ pub struct StepRow {
     pub live_rows: u64,
     /// Per op: response then service percentiles (PERCENTILES order), µs.
     pub latencies: Vec<(Op, [f64; 5], [f64; 5])>,
+    /// Key/value reads that found their key (read steps).
+    pub found: Option<u64>,
+    /// What the storage engine did (RocksDB).
+    pub engine: Option<EngineDelta>,
 }
 
 impl RunRow {
@@ -146,7 +170,61 @@ impl RunRow {
     }
 }
 
+/// One engine column's value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum EngineValue {
+    /// Bytes or files.
+    Count(u64),
+    /// A ratio, seconds or a percentage (None: undefined, e.g. w_amp with no user bytes).
+    Float(Option<f64>),
+    /// Files per level.
+    Text(String),
+}
+
+impl EngineValue {
+    fn count(&self) -> Option<u64> {
+        match self {
+            EngineValue::Count(n) => Some(*n),
+            _ => None,
+        }
+    }
+    fn float(&self) -> Option<f64> {
+        match self {
+            EngineValue::Float(v) => *v,
+            _ => None,
+        }
+    }
+    fn text(&self) -> Option<String> {
+        match self {
+            EngineValue::Text(t) => Some(t.clone()),
+            _ => None,
+        }
+    }
+}
+
 impl StepRow {
+    /// The values of [`ENGINE_COLUMNS`], when the engine reported counters.
+    pub fn engine_values(&self) -> Option<[EngineValue; 14]> {
+        let e = self.engine.as_ref()?;
+        use EngineValue::{Count, Float, Text};
+        Some([
+            Count(e.user_bytes),
+            Count(e.wal_bytes),
+            Count(e.flush_bytes),
+            Count(e.compaction_read_bytes),
+            Count(e.compaction_write_bytes),
+            Float(e.w_amp()),
+            Float(Some(e.stall_s)),
+            Float(e.stall_pct(self.elapsed_s)),
+            Float(Some(e.compaction_s)),
+            Float(Some(e.compaction_cpu_s)),
+            Count(e.live_sst_bytes),
+            Count(e.total_sst_bytes),
+            Count(e.sorted_runs),
+            Text(e.files_per_level_text()),
+        ])
+    }
+
     fn rate(&self, n: u64) -> f64 {
         if self.elapsed_s > 0.0 {
             n as f64 / self.elapsed_s
@@ -201,6 +279,18 @@ impl StepRow {
         }
         if self.queries > 0 {
             line += &format!("  {:>9.0} qps", self.qps());
+        }
+        if let Some(found) = self.found {
+            line += &format!("  {found} found");
+        }
+        if let Some(e) = &self.engine {
+            if let Some(w) = e.w_amp() {
+                line += &format!("  w_amp {w:.2}");
+            }
+            if let Some(p) = e.stall_pct(self.elapsed_s) {
+                line += &format!("  stall {p:.1}%");
+            }
+            line += &format!("  sst {:.1} MB", e.live_sst_bytes as f64 / 1e6);
         }
         if let Some(ok) = self.sla_ok {
             line += if ok { "  SLA met" } else { "  SLA MISSED" };
@@ -335,6 +425,15 @@ fn steps_schema() -> SchemaRef {
                 ));
             }
         }
+    }
+    fields.push(Field::new("found", DataType::UInt64, true));
+    for name in ENGINE_COLUMNS {
+        let kind = match name {
+            "files_per_level" => DataType::Utf8,
+            "w_amp" | "stall_s" | "stall_pct" | "compaction_s" | "compaction_cpu_s" => DataType::Float64,
+            _ => DataType::UInt64,
+        };
+        fields.push(Field::new(name, kind, true));
     }
     Arc::new(Schema::new(fields))
 }
@@ -489,6 +588,18 @@ impl RunResults {
         ];
         columns.extend(costs.iter_mut().map(|b| Arc::new(b.finish()) as ArrayRef));
         columns.extend(lat.iter_mut().map(|b| Arc::new(b.finish()) as ArrayRef));
+        columns.push(Arc::new(self.steps.iter().map(|s| s.found).collect::<UInt64Array>()));
+        for (i, name) in ENGINE_COLUMNS.iter().enumerate() {
+            let values = self.steps.iter().map(|s| s.engine_values().map(|v| v[i].clone()));
+            let column: ArrayRef = match *name {
+                "files_per_level" => Arc::new(values.map(|v| v.and_then(|v| v.text())).collect::<StringArray>()),
+                "w_amp" | "stall_s" | "stall_pct" | "compaction_s" | "compaction_cpu_s" => {
+                    Arc::new(values.map(|v| v.and_then(|v| v.float())).collect::<Float64Array>())
+                }
+                _ => Arc::new(values.map(|v| v.and_then(|v| v.count())).collect::<UInt64Array>()),
+            };
+            columns.push(column);
+        }
         batch(steps_schema(), columns)
     }
 

@@ -61,15 +61,51 @@ pub struct Config {
     pub verify_sample: u32,
     /// A name for the run in reports.
     pub label: Option<String>,
+    /// Key/value steps: the key space [0, num); fills write num keys.
+    pub num: u64,
+    /// Key/value steps: bytes per key (≥ 8; big-endian, zero-padded).
+    pub key_size: u32,
+    /// Key/value steps: value length range, both ends included (equal for a
+    /// fixed size; a single number is accepted for a fixed size).
+    #[serde(deserialize_with = "length_pair")]
+    pub value_size: [u32; 2],
+    /// Key/value steps: pairs per write batch (one commit).
+    pub batch_size: u32,
+    /// Key/value steps: threads, each with its own key stream (disjoint ranges for fills).
+    pub threads: u32,
+    /// Writes of fillrandom and overwrite, all threads together (default num).
+    pub writes: Option<u64>,
+    /// Writes of overwritesome (default num / 10).
+    pub overwritesome_writes: Option<u64>,
+    /// Reads of readrandom, seekrandom and readwhilewriting, all readers together (default num).
+    pub reads: Option<u64>,
+    /// Run overwrite, overwriteandwait and the read steps for this many
+    /// seconds instead of a count.
+    pub duration: Option<f64>,
+    /// Nexts after each seek of seekrandom.
+    pub seek_nexts: u32,
+    /// Keys per second of readwhilewriting's one writer.
+    pub writer_rate: u32,
 }
 
 /// The preset names, smallest first.
-pub const PRESETS: [&str; 5] = ["quick", "small-1", "small-4", "large-12-cpu", "large-12-io"];
+pub const PRESETS: [&str; 7] = [
+    "quick",
+    "small-1",
+    "small-4",
+    "large-12-cpu",
+    "large-12-io",
+    "kv-quick",
+    "universal-compression",
+];
 
 impl Config {
     /// The configuration of preset `name`, on SQLite `db`.
     pub fn preset(name: &str) -> Result<Config> {
         // (clients, l.i0, l.i1, l.i2, query seconds, wait seconds) per reference.md §1.
+        if let Some(kv) = Self::kv_preset(name) {
+            return Ok(kv);
+        }
         let (clients, n0, n1, n2, query_seconds, wait_seconds) = match name {
             "quick" => (1, 100_000, 20_000, 5_000, 3.0, Some(1.0)),
             "small-1" => (1, 30_000_000, 40_000_000, 10_000_000, 1800.0, None),
@@ -108,7 +144,53 @@ impl Config {
             interval_seconds: 1.0,
             verify_sample: 100,
             label: None,
+            num: 1_000_000,
+            key_size: 16,
+            value_size: [100, 100],
+            batch_size: 1,
+            threads: 1,
+            writes: None,
+            overwritesome_writes: None,
+            reads: None,
+            duration: None,
+            seek_nexts: 10,
+            writer_rate: 10_000,
         })
+    }
+
+    /// A key/value preset: `kv-quick` (every key/value step, 100,000 keys,
+    /// seconds) or `universal-compression` (the seeds' sequence at 2M keys
+    /// of 400-byte values compressible to 0.5).
+    fn kv_preset(name: &str) -> Option<Config> {
+        if !["kv-quick", "universal-compression"].contains(&name) {
+            return None;
+        }
+        let mut c = Config::preset("quick").expect("quick exists");
+        c.preset = name.into();
+        let steps: &[&str] = match name {
+            "kv-quick" => {
+                c.num = 100_000;
+                &[
+                    "fillseq",
+                    "overwrite",
+                    "readrandom",
+                    "seekrandom",
+                    "readwhilewriting",
+                    "flush",
+                    "waitforcompaction",
+                ]
+            }
+            "universal-compression" => {
+                c.num = 2_000_000;
+                c.value_size = [400, 400];
+                c.overwritesome_writes = Some(200_000);
+                c.duration = Some(60.0);
+                &["fillseq", "overwritesome", "waitforcompaction", "overwriteandwait"]
+            }
+            _ => return None,
+        };
+        c.steps = steps.iter().map(|s| s.to_string()).collect();
+        Some(c)
     }
 
     /// Resolves a configuration: preset `overrides["preset"]` (default
@@ -241,6 +323,7 @@ impl Config {
         let [min, max] = self.data_length;
         crate::gen::Length::Uniform { min, max }.check("data_length")?;
         crate::gen::Compressible::new(self.ratio, crate::gen::Alphabet::Text, "ratio")?;
+        self.check_kv()?;
         if self.server_keys && self.shared_table && self.clients > 1 {
             return Err(Error::config(
                 "server_keys",
@@ -248,6 +331,66 @@ impl Config {
             ));
         }
         Ok(())
+    }
+
+    fn check_kv(&self) -> Result<()> {
+        if self.num == 0 {
+            return Err(Error::config("num", "must be at least 1"));
+        }
+        crate::gen::check_key_size(self.key_size as usize)?;
+        if self.key_size > 1024 {
+            return Err(Error::config(
+                "key_size",
+                format!("must be at most 1024, got {}", self.key_size),
+            ));
+        }
+        let [min, max] = self.value_size;
+        crate::gen::Length::Uniform { min, max }.check("value_size")?;
+        if max > 64 << 20 {
+            return Err(Error::config(
+                "value_size",
+                format!("must be at most 64 MiB, got {max}"),
+            ));
+        }
+        if self.batch_size == 0 || self.batch_size > 100_000 {
+            return Err(Error::config(
+                "batch_size",
+                format!("must be in [1, 100000], got {}", self.batch_size),
+            ));
+        }
+        if self.threads == 0 || self.threads > 1024 {
+            return Err(Error::config(
+                "threads",
+                format!("must be in [1, 1024], got {}", self.threads),
+            ));
+        }
+        if self.threads as u64 > self.num {
+            return Err(Error::config(
+                "threads",
+                format!("{} threads cannot split {} keys", self.threads, self.num),
+            ));
+        }
+        for (name, n) in [
+            ("writes", self.writes),
+            ("overwritesome_writes", self.overwritesome_writes),
+            ("reads", self.reads),
+        ] {
+            if n == Some(0) {
+                return Err(Error::config(name, "must be at least 1"));
+            }
+        }
+        positive("duration", self.duration)?;
+        if self.writer_rate == 0 {
+            return Err(Error::config("writer_rate", "must be at least 1 key/s"));
+        }
+        Ok(())
+    }
+
+    /// True when every step is a key/value step.
+    pub fn kv_only(&self) -> bool {
+        self.parsed_steps()
+            .map(|s| s.iter().all(|s| s.kv().is_some()))
+            .unwrap_or(false)
     }
 
     /// The number of tables.
@@ -258,6 +401,20 @@ impl Config {
             self.clients
         }
     }
+}
+
+/// `[min, max]`, or one number for a fixed length.
+fn length_pair<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<[u32; 2], D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Either {
+        One(u32),
+        Two([u32; 2]),
+    }
+    Ok(match Either::deserialize(d)? {
+        Either::One(n) => [n, n],
+        Either::Two(pair) => pair,
+    })
 }
 
 fn positive(name: &str, value: Option<f64>) -> Result<()> {

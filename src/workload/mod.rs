@@ -1,7 +1,9 @@
 //! What to run: steps, presets, configuration. Knows nothing of databases or timing.
 
 mod config;
+mod kv;
 mod step;
 
 pub use config::{Config, PRESETS};
-pub use step::{QueryKind, Step, STANDARD_STEPS};
+pub use kv::{kv_stream, share, KvThreadWork, KV_STREAMS};
+pub use step::{KvOp, QueryKind, Step, STANDARD_STEPS};

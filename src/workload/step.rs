@@ -33,6 +33,83 @@ pub enum Step {
         /// Background rows per second per client.
         rate: u32,
     },
+    /// A db_bench-style key/value step (reference.md §2).
+    Kv(KvOp),
+}
+
+/// The key/value steps, named as in db_bench.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KvOp {
+    /// Keys 0..num in order into an empty table, threads on disjoint ranges.
+    FillSeq,
+    /// `writes` uniform random keys of [0, num) into an empty table.
+    FillRandom,
+    /// Each key of [0, num) once, in a pseudo-random order, into an empty table.
+    FillUniqueRandom,
+    /// `writes` uniform random keys (or for `duration` seconds).
+    Overwrite,
+    /// `overwritesome_writes` uniform random keys: fragments the LSM tree.
+    OverwriteSome,
+    /// Overwrite (by count or `duration`), then wait for compaction; rates
+    /// count the writing only.
+    OverwriteAndWait,
+    /// `reads` point reads of uniform random keys (or for `duration` seconds).
+    ReadRandom,
+    /// `reads` seeks to uniform random keys, each followed by `seek_nexts` nexts.
+    SeekRandom,
+    /// Readers as readrandom, plus one writer paced at `writer_rate` keys/s.
+    ReadWhileWriting,
+    /// Flush the memtable (checkpoint a SQL database).
+    Flush,
+    /// Wait until no compaction is pending or running (SQL: the wait step's maintenance).
+    WaitForCompaction,
+}
+
+impl KvOp {
+    /// Every key/value step.
+    pub const ALL: [KvOp; 11] = [
+        KvOp::FillSeq,
+        KvOp::FillRandom,
+        KvOp::FillUniqueRandom,
+        KvOp::Overwrite,
+        KvOp::OverwriteSome,
+        KvOp::OverwriteAndWait,
+        KvOp::ReadRandom,
+        KvOp::SeekRandom,
+        KvOp::ReadWhileWriting,
+        KvOp::Flush,
+        KvOp::WaitForCompaction,
+    ];
+
+    /// The step's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            KvOp::FillSeq => "fillseq",
+            KvOp::FillRandom => "fillrandom",
+            KvOp::FillUniqueRandom => "filluniquerandom",
+            KvOp::Overwrite => "overwrite",
+            KvOp::OverwriteSome => "overwritesome",
+            KvOp::OverwriteAndWait => "overwriteandwait",
+            KvOp::ReadRandom => "readrandom",
+            KvOp::SeekRandom => "seekrandom",
+            KvOp::ReadWhileWriting => "readwhilewriting",
+            KvOp::Flush => "flush",
+            KvOp::WaitForCompaction => "waitforcompaction",
+        }
+    }
+
+    /// True for the steps that start from an empty table.
+    pub fn fills(self) -> bool {
+        matches!(self, KvOp::FillSeq | KvOp::FillRandom | KvOp::FillUniqueRandom)
+    }
+
+    /// True for the steps that write pairs.
+    pub fn writes(self) -> bool {
+        !matches!(
+            self,
+            KvOp::ReadRandom | KvOp::SeekRandom | KvOp::Flush | KvOp::WaitForCompaction
+        )
+    }
 }
 
 /// The published sequence.
@@ -49,6 +126,9 @@ impl Step {
             "l.i1" => Step::LoadI1,
             "l.i2" => Step::LoadI2,
             "wait" => Step::Wait,
+            _ if KvOp::ALL.iter().any(|k| k.name() == name) => {
+                Step::Kv(*KvOp::ALL.iter().find(|k| k.name() == name).expect("just found"))
+            }
             _ => {
                 let kind = match name.get(..2) {
                     Some("qr") => QueryKind::Range,
@@ -70,14 +150,29 @@ impl Step {
 
     /// True for steps that insert or delete rows (checked by verify afterwards).
     pub fn writes(&self) -> bool {
-        !matches!(self, Step::CreateIndexes | Step::Wait)
+        match self {
+            Step::CreateIndexes | Step::Wait => false,
+            Step::Kv(op) => op.writes(),
+            _ => true,
+        }
+    }
+
+    /// The key/value step, if this is one.
+    pub fn kv(&self) -> Option<KvOp> {
+        match self {
+            Step::Kv(op) => Some(*op),
+            _ => None,
+        }
     }
 }
 
 fn unknown(name: &str) -> Error {
     Error::config(
         "steps",
-        format!("unknown step {name:?}; expected l.i0, l.x, l.i1, l.i2, wait, qrN or qpN (N rows/s, e.g. qr100)"),
+        format!(
+            "unknown step {name:?}; expected l.i0, l.x, l.i1, l.i2, wait, qrN or qpN (N rows/s, e.g. qr100), or a key/value step: {}",
+            KvOp::ALL.map(|k| k.name()).join(", ")
+        ),
     )
 }
 
@@ -97,6 +192,7 @@ impl fmt::Display for Step {
                 kind: QueryKind::Point,
                 rate,
             } => write!(f, "qp{rate}"),
+            Step::Kv(op) => f.write_str(op.name()),
         }
     }
 }
@@ -109,6 +205,10 @@ mod tests {
     fn every_standard_step_parses_and_prints_back() {
         for name in STANDARD_STEPS {
             assert_eq!(Step::parse(name).unwrap().to_string(), name);
+        }
+        for op in KvOp::ALL {
+            assert_eq!(Step::parse(op.name()).unwrap(), Step::Kv(op));
+            assert_eq!(Step::Kv(op).to_string(), op.name());
         }
         assert_eq!(
             Step::parse("qp2500").unwrap(),

@@ -37,3 +37,53 @@ pub fn latency(step: &StepRow, op: ibench::metrics::Op, service: bool, index: us
         resp[index]
     }
 }
+
+/// The servers: IBENCH_POSTGRES / IBENCH_MYSQL (DSNs of an admin account) or the local ones.
+pub fn postgres_admin() -> String {
+    std::env::var("IBENCH_POSTGRES").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
+}
+
+pub fn mysql_admin() -> String {
+    std::env::var("IBENCH_MYSQL").unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/test".into())
+}
+
+/// None (skip) when the server is down outside CI; a failure in CI.
+pub fn reachable(what: &str, ok: bool) -> bool {
+    if !ok {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "{what} is not reachable, and CI=true: failing"
+        );
+        eprintln!("note: {what} is not reachable; skipping (CI would fail)");
+    }
+    ok
+}
+
+/// A fresh PostgreSQL database `name`; returns its DSN.
+pub fn postgres_db(name: &str) -> Option<String> {
+    let admin = postgres_admin();
+    let mut client = match postgres::Client::connect(&admin, postgres::NoTls) {
+        Ok(c) => c,
+        Err(_) => return reachable("PostgreSQL", false).then(String::new),
+    };
+    client
+        .batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+        .unwrap();
+    client.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
+    let base = admin.rsplit_once('/').unwrap().0;
+    Some(format!("{base}/{name}"))
+}
+
+/// A fresh MySQL/MariaDB database `name`; returns its DSN (no engine yet).
+pub fn mysql_db(name: &str) -> Option<String> {
+    use mysql::prelude::Queryable;
+    let admin = mysql_admin();
+    let mut conn = match mysql::Conn::new(mysql::Opts::from_url(&admin).unwrap()) {
+        Ok(c) => c,
+        Err(_) => return reachable("MariaDB", false).then(String::new),
+    };
+    conn.query_drop(format!("DROP DATABASE IF EXISTS {name}")).unwrap();
+    conn.query_drop(format!("CREATE DATABASE {name}")).unwrap();
+    let base = admin.rsplit_once('/').unwrap().0;
+    Some(format!("{base}/{name}"))
+}

@@ -1,0 +1,533 @@
+//! `rocksdb:PATH?options` — embedded RocksDB (rust-rocksdb), a key/value store.
+//!
+//! Pairs live in the column family `kv`; a fill step drops and recreates it,
+//! so its files go and the options stay. Statistics are on: they give the
+//! engine counters of every step (write amplification, stalls, compaction
+//! time). The resolved options are RocksDB's own `OPTIONS-*` file, recorded
+//! with the run.
+
+use super::{Connector, KvSession, KV_TABLE};
+use crate::error::{Error, Result};
+use crate::gen::KvBatch;
+use crate::metrics::EngineCounters;
+use rocksdb::statistics::{Histogram, Ticker};
+use rocksdb::{
+    BlockBasedOptions, BoundColumnFamily, Cache, DBCompactionStyle, DBCompressionType, DBWithThreadMode, MultiThreaded,
+    Options, UniversalCompactOptions, WaitForCompactOptions, WriteBatch, WriteOptions,
+};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+type Db = DBWithThreadMode<MultiThreaded>;
+
+/// The DSN options, as given (None: RocksDB's default).
+#[derive(Clone, Debug, Default, PartialEq)]
+struct DsnOptions {
+    compaction_style: Option<DBCompactionStyle>,
+    compression: Option<DBCompressionType>,
+    compression_per_level: Option<Vec<DBCompressionType>>,
+    bottommost_compression: Option<DBCompressionType>,
+    compression_size_percent: Option<i32>,
+    write_buffer_size: Option<usize>,
+    max_write_buffer_number: Option<i32>,
+    max_background_jobs: Option<i32>,
+    subcompactions: Option<u32>,
+    block_cache: Option<usize>,
+    num_levels: Option<i32>,
+    wal: bool,
+    sync: bool,
+    /// (name, value) as given, for the run's settings.
+    given: Vec<(String, String)>,
+}
+
+const OPTION_NAMES: [&str; 13] = [
+    "compaction_style",
+    "compression",
+    "compression_per_level",
+    "bottommost_compression",
+    "compression_size_percent",
+    "write_buffer_size",
+    "max_write_buffer_number",
+    "max_background_jobs",
+    "subcompactions",
+    "block_cache",
+    "num_levels",
+    "wal",
+    "sync",
+];
+
+fn bad(name: &str, value: &str, expected: &str) -> Error {
+    Error::config(name, format!("{value:?} is not valid; expected {expected}"))
+}
+
+fn compression(name: &str, v: &str) -> Result<DBCompressionType> {
+    Ok(match v {
+        "none" | "no" => DBCompressionType::None,
+        "snappy" => DBCompressionType::Snappy,
+        "lz4" => DBCompressionType::Lz4,
+        "zstd" => DBCompressionType::Zstd,
+        _ => return Err(bad(name, v, "none, snappy, lz4 or zstd")),
+    })
+}
+
+/// A size with an optional K/M/G suffix (binary units): `64MB`, `8M`, `1048576`.
+fn size(name: &str, v: &str) -> Result<usize> {
+    let lower = v.to_ascii_lowercase();
+    let digits = lower.trim_end_matches(['b', 'i']);
+    let (number, unit) = match digits.chars().last() {
+        Some('k') => (&digits[..digits.len() - 1], 1usize << 10),
+        Some('m') => (&digits[..digits.len() - 1], 1 << 20),
+        Some('g') => (&digits[..digits.len() - 1], 1 << 30),
+        _ => (digits, 1),
+    };
+    number
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_mul(unit))
+        .ok_or_else(|| bad(name, v, "a size in bytes, optionally with K, M or G (e.g. 64MB)"))
+}
+
+fn int<T: std::str::FromStr>(name: &str, v: &str, expected: &str) -> Result<T> {
+    v.parse().map_err(|_| bad(name, v, expected))
+}
+
+fn switch(name: &str, v: &str) -> Result<bool> {
+    match v {
+        "on" | "true" | "1" | "yes" => Ok(true),
+        "off" | "false" | "0" | "no" => Ok(false),
+        _ => Err(bad(name, v, "on or off")),
+    }
+}
+
+impl DsnOptions {
+    fn parse(query: &str) -> Result<DsnOptions> {
+        let mut o = DsnOptions {
+            wal: true,
+            ..DsnOptions::default()
+        };
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            let (name, v) = pair
+                .split_once('=')
+                .ok_or_else(|| Error::config("db", format!("rocksdb option {pair:?} has no value (name=value)")))?;
+            match name {
+                "compaction_style" => {
+                    o.compaction_style = Some(match v {
+                        "level" | "leveled" => DBCompactionStyle::Level,
+                        "universal" => DBCompactionStyle::Universal,
+                        "fifo" => DBCompactionStyle::Fifo,
+                        _ => return Err(bad(name, v, "level, universal or fifo")),
+                    })
+                }
+                "compression" => o.compression = Some(compression(name, v)?),
+                "compression_per_level" => {
+                    o.compression_per_level = Some(v.split(',').map(|c| compression(name, c)).collect::<Result<_>>()?)
+                }
+                "bottommost_compression" => o.bottommost_compression = Some(compression(name, v)?),
+                "compression_size_percent" => {
+                    o.compression_size_percent = Some(int(name, v, "an integer percentage, or -1")?)
+                }
+                "write_buffer_size" => o.write_buffer_size = Some(size(name, v)?),
+                "max_write_buffer_number" => o.max_write_buffer_number = Some(int(name, v, "a count")?),
+                "max_background_jobs" => o.max_background_jobs = Some(int(name, v, "a count")?),
+                "subcompactions" => o.subcompactions = Some(int(name, v, "a count")?),
+                "block_cache" => o.block_cache = Some(size(name, v)?),
+                "num_levels" => o.num_levels = Some(int(name, v, "a count of levels")?),
+                "wal" => o.wal = switch(name, v)?,
+                "sync" => o.sync = switch(name, v)?,
+                _ => {
+                    return Err(Error::config(
+                        "db",
+                        format!(
+                            "unknown rocksdb option {name:?}; expected one of {}",
+                            OPTION_NAMES.join(", ")
+                        ),
+                    ))
+                }
+            }
+            o.given.push((name.to_string(), v.to_string()));
+        }
+        if o.sync && !o.wal {
+            return Err(Error::config("db", "rocksdb: sync=on needs the WAL (wal=on)"));
+        }
+        Ok(o)
+    }
+
+    /// The options of the database and of the `kv` column family.
+    fn options(&self) -> Options {
+        let mut opts = Options::default();
+        opts.create_if_missing(true);
+        opts.create_missing_column_families(true);
+        opts.enable_statistics();
+        if let Some(style) = self.compaction_style {
+            opts.set_compaction_style(style);
+        }
+        if let Some(c) = self.compression {
+            opts.set_compression_type(c);
+        }
+        if let Some(levels) = &self.compression_per_level {
+            opts.set_compression_per_level(levels);
+        }
+        if let Some(c) = self.bottommost_compression {
+            opts.set_bottommost_compression_type(c);
+        }
+        if let Some(p) = self.compression_size_percent {
+            let mut uco = UniversalCompactOptions::default();
+            uco.set_compression_size_percent(p);
+            opts.set_universal_compaction_options(&uco);
+        }
+        if let Some(n) = self.write_buffer_size {
+            opts.set_write_buffer_size(n);
+        }
+        if let Some(n) = self.max_write_buffer_number {
+            opts.set_max_write_buffer_number(n);
+        }
+        if let Some(n) = self.max_background_jobs {
+            opts.set_max_background_jobs(n);
+        }
+        if let Some(n) = self.subcompactions {
+            opts.set_max_subcompactions(n);
+        }
+        if let Some(n) = self.num_levels {
+            opts.set_num_levels(n);
+        }
+        if let Some(bytes) = self.block_cache {
+            let mut table = BlockBasedOptions::default();
+            table.set_block_cache(&Cache::new_lru_cache(bytes));
+            opts.set_block_based_table_factory(&table);
+        }
+        opts
+    }
+
+    fn write_options(&self) -> WriteOptions {
+        let mut w = WriteOptions::default();
+        w.disable_wal(!self.wal);
+        w.set_sync(self.sync);
+        w
+    }
+}
+
+/// The RocksDB connector: one database, shared by every session.
+pub struct RocksdbConnector {
+    db: Arc<Db>,
+    /// Holds the statistics object the database writes to.
+    opts: Options,
+    dsn: DsnOptions,
+    path: PathBuf,
+    target: String,
+}
+
+fn db_err(target: &str, what: &str, e: rocksdb::Error) -> Error {
+    Error::database(target, format!("{what}: {e}"))
+}
+
+impl RocksdbConnector {
+    /// `rest` is what follows `rocksdb:`: `PATH[?name=value&...]`.
+    pub fn new(rest: &str) -> Result<Self> {
+        let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
+        if path.is_empty() {
+            return Err(Error::config("db", "rocksdb: needs a directory (rocksdb:PATH?options)"));
+        }
+        let target = format!("rocksdb:{rest}");
+        let dsn = DsnOptions::parse(query)?;
+        let opts = dsn.options();
+        let path = PathBuf::from(path);
+        let mut families = Db::list_cf(&opts, &path).unwrap_or_default();
+        for needed in ["default", KV_TABLE] {
+            if !families.iter().any(|f| f == needed) {
+                families.push(needed.to_string());
+            }
+        }
+        // Every column family gets the DSN's options.
+        let descriptors = families
+            .iter()
+            .map(|name| rocksdb::ColumnFamilyDescriptor::new(name, opts.clone()));
+        let db = Db::open_cf_descriptors(&opts, &path, descriptors)
+            .map_err(|e| db_err(&target, &format!("cannot open {}", path.display()), e))?;
+        Ok(RocksdbConnector {
+            db: Arc::new(db),
+            opts,
+            dsn,
+            path,
+            target,
+        })
+    }
+
+    /// The newest `OPTIONS-*` file: what RocksDB resolved, every option.
+    fn options_file(&self) -> Option<PathBuf> {
+        let mut files: Vec<(u64, PathBuf)> = std::fs::read_dir(&self.path)
+            .ok()?
+            .filter_map(|e| e.ok())
+            .filter_map(|e| {
+                let name = e.file_name().to_string_lossy().to_string();
+                let n = name.strip_prefix("OPTIONS-")?.parse().ok()?;
+                Some((n, e.path()))
+            })
+            .collect();
+        files.sort();
+        files.pop().map(|(_, p)| p)
+    }
+
+    /// (section, name, value) of the options file.
+    fn resolved_options(&self) -> Result<Vec<(String, String, String)>> {
+        let file = self
+            .options_file()
+            .ok_or_else(|| Error::database(&self.target, "no OPTIONS file in the database directory"))?;
+        let text = std::fs::read_to_string(&file).map_err(|source| Error::Io {
+            action: "cannot read RocksDB's options",
+            path: file.clone(),
+            source,
+        })?;
+        Ok(parse_options_file(&text))
+    }
+}
+
+/// Parses RocksDB's OPTIONS file (INI) into (section, name, value).
+fn parse_options_file(text: &str) -> Vec<(String, String, String)> {
+    let mut section = String::new();
+    let mut out = Vec::new();
+    for line in text.lines().map(str::trim) {
+        if line.starts_with('#') || line.is_empty() {
+            continue;
+        }
+        if let Some(s) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            section = s.replace('"', "");
+        } else if let Some((k, v)) = line.split_once('=') {
+            out.push((section.clone(), k.trim().to_string(), v.trim().to_string()));
+        }
+    }
+    out
+}
+
+fn dir_size(path: &Path) -> u64 {
+    std::fs::read_dir(path)
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .filter_map(|e| e.metadata().ok())
+                .filter(|m| m.is_file())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+impl Connector for RocksdbConnector {
+    fn dbms(&self) -> &'static str {
+        "rocksdb"
+    }
+    fn target(&self) -> String {
+        self.target.clone()
+    }
+    fn version(&self) -> Result<String> {
+        let options = self.resolved_options()?;
+        Ok(options
+            .iter()
+            .find(|(s, k, _)| s == "Version" && k == "rocksdb_version")
+            .map(|(_, _, v)| v.clone())
+            .unwrap_or_else(|| "unknown".into()))
+    }
+    fn settings(&self) -> Vec<(String, String)> {
+        let d = &self.dsn;
+        let mut out = d.given.clone();
+        for (name, value) in [("wal", d.wal), ("sync", d.sync), ("statistics", true)] {
+            if !out.iter().any(|(k, _)| k == name) {
+                out.push((name.into(), if value { "on" } else { "off" }.into()));
+            }
+        }
+        out
+    }
+    fn configuration(&self) -> Result<Vec<(String, String, String)>> {
+        let mut rows: Vec<(String, String, String)> = self
+            .resolved_options()?
+            .into_iter()
+            .filter(|(s, _, _)| s != "CFOptions default" && s != "TableOptions/BlockBasedTable default")
+            .map(|(section, k, v)| (k, v, section))
+            .collect();
+        // Per-write options are not in the OPTIONS file.
+        rows.push(("disableWAL".into(), (!self.dsn.wal).to_string(), "WriteOptions".into()));
+        rows.push(("sync".into(), self.dsn.sync.to_string(), "WriteOptions".into()));
+        if let Some(cf) = self.db.cf_handle(KV_TABLE) {
+            if let Ok(Some(cap)) = self.db.property_int_value_cf(&cf, "rocksdb.block-cache-capacity") {
+                rows.push(("block_cache_capacity".into(), cap.to_string(), "property".into()));
+            }
+        }
+        Ok(rows)
+    }
+    fn session(&self) -> Result<Box<dyn super::Session>> {
+        Err(Error::config(
+            "steps",
+            "rocksdb runs the key/value steps only (fillseq, overwrite, readrandom, ...); the Insert Benchmark steps need a SQL database",
+        ))
+    }
+    fn size_bytes(&self) -> Option<u64> {
+        Some(dir_size(&self.path))
+    }
+    fn kv_session(&self) -> Result<Box<dyn KvSession>> {
+        Ok(Box::new(RocksdbSession {
+            db: self.db.clone(),
+            write: self.dsn.write_options(),
+            opts: self.opts.clone(),
+            target: self.target.clone(),
+        }))
+    }
+    fn engine_counters(&self) -> Option<EngineCounters> {
+        let o = &self.opts;
+        let t = |ticker| o.get_ticker_count(ticker);
+        let cf = self.db.cf_handle(KV_TABLE)?;
+        let prop = |name: &str| self.db.property_int_value_cf(&cf, name).ok().flatten().unwrap_or(0);
+        let levels = self
+            .db
+            .property_value_cf(&cf, "rocksdb.num-levels")
+            .ok()
+            .flatten()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .unwrap_or(7);
+        Some(EngineCounters {
+            user_bytes: t(Ticker::BytesWritten),
+            wal_bytes: t(Ticker::WalFileBytes),
+            flush_bytes: t(Ticker::FlushWriteBytes),
+            compaction_read_bytes: t(Ticker::CompactReadBytes),
+            compaction_write_bytes: t(Ticker::CompactWriteBytes),
+            stall_us: t(Ticker::StallMicros),
+            compaction_us: o.get_histogram_data(Histogram::CompactionTime).sum(),
+            compaction_cpu_us: o.get_histogram_data(Histogram::CompactionCpuTime).sum(),
+            live_sst_bytes: prop("rocksdb.live-sst-files-size"),
+            total_sst_bytes: prop("rocksdb.total-sst-files-size"),
+            files_per_level: (0..levels)
+                .map(|l| prop(&format!("rocksdb.num-files-at-level{l}")))
+                .collect(),
+        })
+    }
+    fn kv_only(&self) -> bool {
+        true
+    }
+}
+
+/// A session: the shared database and this thread's write options.
+struct RocksdbSession {
+    db: Arc<Db>,
+    write: WriteOptions,
+    opts: Options,
+    target: String,
+}
+
+impl RocksdbSession {
+    fn cf(&self, table: &str) -> Result<Arc<BoundColumnFamily<'_>>> {
+        self.db
+            .cf_handle(table)
+            .ok_or_else(|| Error::database(&self.target, format!("no column family {table:?}")))
+    }
+}
+
+impl KvSession for RocksdbSession {
+    fn create(&mut self, table: &str, _key_size: usize) -> Result<()> {
+        if self.db.cf_handle(table).is_some() {
+            self.db
+                .drop_cf(table)
+                .map_err(|e| db_err(&self.target, &format!("drop column family {table}"), e))?;
+        }
+        self.db
+            .create_cf(table, &self.opts)
+            .map_err(|e| db_err(&self.target, &format!("create column family {table}"), e))
+    }
+    fn put(&mut self, table: &str, batch: &KvBatch) -> Result<()> {
+        let cf = self.cf(table)?;
+        let mut wb = WriteBatch::default();
+        for (k, v) in batch.pairs() {
+            wb.put_cf(&cf, k, v);
+        }
+        self.db
+            .write_opt(wb, &self.write)
+            .map_err(|e| db_err(&self.target, "write", e))
+    }
+    fn get(&mut self, table: &str, key: &[u8], value: &mut Vec<u8>) -> Result<bool> {
+        let cf = self.cf(table)?;
+        match self
+            .db
+            .get_pinned_cf(&cf, key)
+            .map_err(|e| db_err(&self.target, "get", e))?
+        {
+            Some(v) => {
+                value.clear();
+                value.extend_from_slice(&v);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+    fn scan(&mut self, table: &str, start: &[u8], limit: usize, out: &mut KvBatch) -> Result<usize> {
+        let cf = self.cf(table)?;
+        out.clear();
+        let mut it = self.db.raw_iterator_cf(&cf);
+        it.seek(start);
+        while it.valid() && out.len() < limit {
+            if let (Some(k), Some(v)) = (it.key(), it.value()) {
+                out.push_raw(k, v);
+            }
+            it.next();
+        }
+        it.status().map_err(|e| db_err(&self.target, "scan", e))?;
+        Ok(out.len())
+    }
+    fn count(&mut self, table: &str) -> Result<u64> {
+        let cf = self.cf(table)?;
+        let mut it = self.db.raw_iterator_cf(&cf);
+        it.seek_to_first();
+        let mut n = 0;
+        while it.valid() {
+            n += 1;
+            it.next();
+        }
+        it.status().map_err(|e| db_err(&self.target, "count", e))?;
+        Ok(n)
+    }
+    fn flush(&mut self, table: &str) -> Result<()> {
+        let cf = self.cf(table)?;
+        self.db.flush_cf(&cf).map_err(|e| db_err(&self.target, "flush", e))
+    }
+    fn wait_for_compaction(&mut self, _table: &str) -> Result<()> {
+        let opts = WaitForCompactOptions::default();
+        self.db
+            .wait_for_compact(&opts)
+            .map_err(|e| db_err(&self.target, "wait for compaction", e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dsn_options_parse_and_bad_ones_name_themselves() {
+        let o = DsnOptions::parse(
+            "compaction_style=universal&compression=lz4&bottommost_compression=zstd&write_buffer_size=8MB&wal=off&block_cache=1G",
+        )
+        .unwrap();
+        assert_eq!(o.compaction_style, Some(DBCompactionStyle::Universal));
+        assert_eq!(o.bottommost_compression, Some(DBCompressionType::Zstd));
+        assert_eq!(o.write_buffer_size, Some(8 << 20));
+        assert_eq!(o.block_cache, Some(1 << 30));
+        assert!(!o.wal);
+        for (bad, name) in [
+            ("compression=lzma", "invalid compression"),
+            ("write_buffer_size=lots", "invalid write_buffer_size"),
+            ("colour=blue", "unknown rocksdb option \"colour\""),
+            ("wal=off&sync=on", "sync=on needs the WAL"),
+            ("compression", "has no value"),
+        ] {
+            let e = DsnOptions::parse(bad).unwrap_err().to_string();
+            assert!(e.contains(name), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn the_options_file_parses_into_sections() {
+        let rows = parse_options_file(
+            "[Version]\n  rocksdb_version=10.4.2\n# c\n[CFOptions \"kv\"]\n  compression=kLZ4Compression\n",
+        );
+        assert_eq!(rows[0], ("Version".into(), "rocksdb_version".into(), "10.4.2".into()));
+        assert_eq!(
+            rows[1],
+            ("CFOptions kv".into(), "compression".into(), "kLZ4Compression".into())
+        );
+    }
+}

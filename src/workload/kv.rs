@@ -1,0 +1,170 @@
+//! What each thread of a key/value step writes or reads: its key stream and
+//! how many operations, and the values a step writes.
+//!
+//! The contract (tests regenerate from it): step number `s` (its position in
+//! the run, from 0) writes the values of [`KvValues`] version `s`. Thread `t`
+//! of `T` gets share `t` of a count `n` — `n·(t+1)/T − n·t/T` — so fills
+//! cover `[0, num)` exactly once between them:
+//! - fillseq: keys `first, first + 1, ...` from `first = num·t/T`;
+//! - filluniquerandom: positions `num·t/T ...` of the keyed permutation of
+//!   `[0, num)` with stream table [`kv_stream`]`(s, 0)`;
+//! - fillrandom, overwrite*, the readers: uniform keys of `[0, num)`, draws
+//!   `0, 1, ...` of stream table [`kv_stream`]`(s, t)`; readwhilewriting's
+//!   writer is thread `T`.
+
+use super::{Config, KvOp};
+use crate::error::Result;
+use crate::gen::{KeyGen, KeyKind, KeySpec, KvValues, Length};
+
+/// Key streams of key/value steps are numbered from here, apart from the
+/// Insert Benchmark's tables.
+pub const KV_STREAMS: u64 = 1 << 40;
+
+/// The stream table of thread `thread` in step number `ordinal`.
+pub fn kv_stream(ordinal: u64, thread: u64) -> u64 {
+    KV_STREAMS + ordinal * 4096 + thread
+}
+
+/// Share `t` of `n` split over `threads`: `n·(t+1)/T − n·t/T`.
+pub fn share(n: u64, t: u64, threads: u64) -> (u64, u64) {
+    let at = |i: u64| ((n as u128 * i as u128) / threads as u128) as u64;
+    (at(t), at(t + 1) - at(t))
+}
+
+/// One thread's part of a key/value step.
+#[derive(Clone, Debug)]
+pub struct KvThreadWork {
+    /// The key stream.
+    pub keys: KeyGen,
+    /// The stream index of the first operation.
+    pub first: u64,
+    /// Operations; None: until `duration` passes (or, for readwhilewriting's
+    /// writer, until the readers finish).
+    pub count: Option<u64>,
+}
+
+impl Config {
+    /// The value lengths of the key/value steps.
+    pub fn kv_length(&self) -> Length {
+        let [min, max] = self.value_size;
+        if min == max {
+            Length::Fixed(min)
+        } else {
+            Length::Uniform { min, max }
+        }
+    }
+
+    /// The values step number `ordinal` writes.
+    pub fn kv_values(&self, ordinal: u64) -> Result<KvValues> {
+        KvValues::new(self.seed, ordinal, self.kv_length(), self.ratio)
+    }
+
+    fn uniform(&self, ordinal: u64, thread: u64) -> Result<KeyGen> {
+        KeyGen::new(&KeySpec {
+            space: Some(self.num),
+            seed: self.seed,
+            table: kv_stream(ordinal, thread),
+            ..KeySpec::new(KeyKind::Uniform)
+        })
+    }
+
+    /// What writer `thread` of `op` (step number `ordinal`) writes; None for
+    /// steps that do not write.
+    pub fn kv_writer(&self, op: KvOp, ordinal: u64, thread: u64) -> Result<Option<KvThreadWork>> {
+        let threads = self.threads as u64;
+        let timed = |n: u64| if self.duration.is_some() { None } else { Some(n) };
+        let work = match op {
+            KvOp::FillSeq => {
+                let (first, n) = share(self.num, thread, threads);
+                KvThreadWork {
+                    keys: KeyGen::new(&KeySpec::new(KeyKind::Sequential))?,
+                    first,
+                    count: Some(n),
+                }
+            }
+            KvOp::FillUniqueRandom => {
+                let (first, n) = share(self.num, thread, threads);
+                KvThreadWork {
+                    keys: KeyGen::new(&KeySpec {
+                        space: Some(self.num),
+                        seed: self.seed,
+                        table: kv_stream(ordinal, 0),
+                        ..KeySpec::new(KeyKind::Unique)
+                    })?,
+                    first,
+                    count: Some(n),
+                }
+            }
+            KvOp::FillRandom | KvOp::Overwrite | KvOp::OverwriteAndWait | KvOp::OverwriteSome => {
+                let total = match op {
+                    KvOp::OverwriteSome => self.overwritesome_writes.unwrap_or((self.num / 10).max(1)),
+                    _ => self.writes.unwrap_or(self.num),
+                };
+                let n = share(total, thread, threads).1;
+                KvThreadWork {
+                    keys: self.uniform(ordinal, thread)?,
+                    first: 0,
+                    count: match op {
+                        KvOp::Overwrite | KvOp::OverwriteAndWait => timed(n),
+                        _ => Some(n),
+                    },
+                }
+            }
+            KvOp::ReadWhileWriting => KvThreadWork {
+                keys: self.uniform(ordinal, threads)?,
+                first: 0,
+                count: None,
+            },
+            KvOp::ReadRandom | KvOp::SeekRandom | KvOp::Flush | KvOp::WaitForCompaction => return Ok(None),
+        };
+        Ok(Some(work))
+    }
+
+    /// What reader `thread` of a read step (step number `ordinal`) reads.
+    pub fn kv_reader(&self, ordinal: u64, thread: u64) -> Result<KvThreadWork> {
+        let n = share(self.reads.unwrap_or(self.num), thread, self.threads as u64).1;
+        Ok(KvThreadWork {
+            keys: self.uniform(ordinal, thread)?,
+            first: 0,
+            count: if self.duration.is_some() { None } else { Some(n) },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_cover_the_count_exactly_once() {
+        for (n, t) in [(10u64, 3u64), (1, 1), (1_000_003, 7), (5, 5)] {
+            let mut next = 0;
+            for i in 0..t {
+                let (first, len) = share(n, i, t);
+                assert_eq!(first, next);
+                next += len;
+            }
+            assert_eq!(next, n);
+        }
+    }
+
+    #[test]
+    fn fill_threads_write_disjoint_keys_covering_the_space() {
+        let mut c = Config::preset("kv-quick").unwrap();
+        c.num = 1000;
+        c.threads = 3;
+        for op in [KvOp::FillSeq, KvOp::FillUniqueRandom] {
+            let mut seen = vec![false; 1000];
+            for t in 0..3 {
+                let w = c.kv_writer(op, 0, t).unwrap().unwrap();
+                let mut keys = vec![0; w.count.unwrap() as usize];
+                w.keys.fill(w.first, &mut keys);
+                for k in keys {
+                    assert!(!seen[k as usize], "{op:?} writes {k} twice");
+                    seen[k as usize] = true;
+                }
+            }
+            assert!(seen.iter().all(|&s| s), "{op:?}");
+        }
+    }
+}

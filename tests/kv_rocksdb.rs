@@ -1,0 +1,175 @@
+//! Embedded RocksDB: options reach the engine, its statistics are consistent
+//! (write amplification, sizes under compression), and errors are clear.
+#![cfg(feature = "rocksdb")]
+
+mod common;
+
+use common::{config, run, step};
+use ibench::connect;
+use ibench::results::StepRow;
+use serde_json::json;
+
+/// fillseq then flush of 200,000 pairs of 100-byte values compressible to
+/// 0.5, with `options` in the DSN.
+fn fill_and_flush(options: &str) -> (ibench::exec::RunOutcome, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let c = config(json!({
+        "preset": "kv-quick",
+        "db": format!("rocksdb:{}?{options}", dir.path().join("db").display()),
+        "steps": ["fillseq", "flush"],
+        "num": 200_000,
+        "batch_size": 100,
+        "value_size": 100,
+        "ratio": 0.5,
+    }));
+    let out = run(&c, dir.path());
+    assert_eq!(out.results.run.status, "ok", "{:?}", out.results.run.error);
+    (out, dir)
+}
+
+fn engine(s: &StepRow) -> &ibench::metrics::EngineDelta {
+    s.engine.as_ref().expect("rocksdb reports engine counters")
+}
+
+#[test]
+fn write_amplification_is_at_least_one_without_compression() {
+    // Universal compaction merges sorted runs by rewriting them (leveled
+    // compaction would move fillseq's non-overlapping files down untouched),
+    // so every byte is written by a flush and then by compactions.
+    let (out, _dir) = fill_and_flush("compaction_style=universal&compression=none&write_buffer_size=1M&wal=on");
+    let (fill, flush) = (step(&out, "fillseq"), step(&out, "flush"));
+    let user = engine(fill).user_bytes + engine(flush).user_bytes;
+    // Keys and values: 200,000 × (16 + 100) bytes, plus each entry's type and
+    // lengths and each batch's header (RocksDB counts the write batch).
+    assert!((23_200_000..24_500_000).contains(&user), "user bytes {user}");
+    assert!(engine(fill).wal_bytes >= 23_200_000, "the WAL got every write");
+    let written: u64 = [fill, flush]
+        .iter()
+        .map(|s| engine(s).flush_bytes + engine(s).compaction_write_bytes)
+        .sum();
+    let w_amp = written as f64 / user as f64;
+    assert!(
+        w_amp >= 1.0,
+        "w_amp {w_amp}: every byte is flushed and compacted, uncompressed"
+    );
+    assert!(engine(fill).compaction_write_bytes > 0);
+    assert!(engine(fill).compaction_s > 0.0 && engine(fill).compaction_cpu_s > 0.0);
+    assert!(
+        engine(flush).live_sst_bytes >= 20_000_000,
+        "at least the values, uncompressed"
+    );
+    assert!(engine(flush).files_per_level.iter().sum::<u64>() >= 1);
+    assert!(engine(flush).sorted_runs >= 1);
+    assert_eq!(fill.rows_per_commit, Some(100));
+    assert!(fill.engine_values().is_some());
+}
+
+#[test]
+fn size_falls_with_compression() {
+    let size = |options: &str| {
+        let (out, _dir) = fill_and_flush(options);
+        engine(step(&out, "flush")).live_sst_bytes as f64
+    };
+    let none = size("compression=none");
+    for c in ["lz4", "zstd"] {
+        let compressed = size(&format!("compression={c}"));
+        let ratio = compressed / none;
+        // Values compress to 0.5; keys and block overhead a little less.
+        assert!((0.45..0.75).contains(&ratio), "{c}: {compressed} / {none} = {ratio}");
+    }
+}
+
+#[test]
+fn options_reach_rocksdb_and_are_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let dsn = format!(
+        "rocksdb:{}?compaction_style=universal&compression=lz4&bottommost_compression=zstd&compression_size_percent=80&write_buffer_size=8MB&max_background_jobs=3&subcompactions=2&block_cache=16MB&num_levels=12&wal=off",
+        dir.path().join("db").display()
+    );
+    let connector = connect::open(&dsn).unwrap();
+    let conf = connector.configuration().unwrap();
+    let get = |name: &str| {
+        conf.iter()
+            .find(|(n, _, s)| n == name && !s.contains("default"))
+            .map(|(_, v, _)| v.clone())
+            .unwrap_or_else(|| panic!("no {name} in {conf:?}"))
+    };
+    assert_eq!(get("compaction_style"), "kCompactionStyleUniversal");
+    assert_eq!(get("compression"), "kLZ4Compression");
+    assert_eq!(get("bottommost_compression"), "kZSTD");
+    assert_eq!(get("write_buffer_size"), "8388608");
+    assert_eq!(get("max_background_jobs"), "3");
+    assert_eq!(get("max_subcompactions"), "2");
+    assert_eq!(get("num_levels"), "12");
+    assert!(get("compaction_options_universal").contains("compression_size_percent=80"));
+    assert_eq!(
+        get("block_cache_capacity"),
+        (16 << 20).to_string(),
+        "read back as a property"
+    );
+    assert_eq!(get("disableWAL"), "true");
+    drop(connector);
+
+    // A run records the same, and the WAL stays empty with wal=off.
+    let c = config(json!({"preset": "kv-quick", "db": dsn, "steps": ["fillseq"], "num": 10_000}));
+    let out = run(&c, dir.path());
+    assert_eq!(out.results.run.status, "ok", "{:?}", out.results.run.error);
+    assert_eq!(out.results.run.dbms, "rocksdb");
+    assert!(out.results.run.dbms_version.starts_with(|c: char| c.is_ascii_digit()));
+    let recorded = |name: &str| {
+        out.results
+            .config
+            .iter()
+            .find(|s| s.scope == "server" && s.name == name && !s.source.contains("default"))
+            .map(|s| s.value.clone())
+    };
+    assert_eq!(
+        recorded("compaction_style").as_deref(),
+        Some("kCompactionStyleUniversal")
+    );
+    assert_eq!(engine(step(&out, "fillseq")).wal_bytes, 0);
+    let settings: serde_json::Value = serde_json::from_str(&out.results.run.settings).unwrap();
+    assert_eq!(settings["compression"], "lz4");
+}
+
+#[test]
+fn bad_rocksdb_dsns_and_table_steps_are_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    for (options, says) in [
+        ("compression=brotli", "invalid compression"),
+        ("write_buffer_size=big", "invalid write_buffer_size"),
+        (
+            "compactionstyle=universal",
+            "unknown rocksdb option \"compactionstyle\"",
+        ),
+    ] {
+        let e = connect::open(&format!("rocksdb:{}?{options}", path.display()))
+            .err()
+            .expect("an error")
+            .to_string();
+        assert!(e.contains(says), "{options}: {e}");
+    }
+    let c = config(json!({"db": format!("rocksdb:{}", path.display()), "steps": ["l.i0"]}));
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let e = ibench::exec::run(&c, &dir.path().join("out"), &ibench::exec::Silent, &stop)
+        .expect_err("refused before the run")
+        .to_string();
+    assert!(e.starts_with("invalid steps: l.i0 is an Insert Benchmark step"), "{e}");
+    assert!(!dir.path().join("out").exists(), "no run directory for a refused run");
+}
+
+#[test]
+fn key_value_steps_alone_default_to_rocksdb_in_the_run_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = config(json!({"preset": "kv-quick", "num": 5000, "reads": 500, "writes": 1000}));
+    let out = run(&c, dir.path());
+    assert_eq!(out.results.run.status, "ok", "{:?}", out.results.run.error);
+    assert_eq!(out.results.run.dbms, "rocksdb");
+    assert!(out.dir.join("rocksdb").is_dir());
+    assert_eq!(step(&out, "readrandom").found, Some(500), "fillseq wrote every key");
+    assert_eq!(step(&out, "seekrandom").found, Some(500));
+    for s in &out.results.steps {
+        assert!(s.engine.is_some(), "{}", s.step);
+    }
+}

@@ -1,0 +1,242 @@
+//! The key/value steps on every engine: each step writes exactly the keys it
+//! should, with the values regenerated independently from the documented
+//! streams (workload/kv.rs), and the read steps find what is there.
+//! SQLite always; embedded RocksDB with the `rocksdb` feature; PostgreSQL and
+//! MariaDB (InnoDB, MyRocks) when reachable (in CI they must be).
+
+mod common;
+
+use common::{config, mysql_db, postgres_db, run, step};
+use ibench::connect::{self, KV_TABLE};
+use ibench::exec::RunOutcome;
+use ibench::gen::{decode_key, KeyGen, KeyKind, KeySpec, KvBatch, KvValues, Length};
+use ibench::workload::Config;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+
+/// Share `t` of `n` over `threads` (the documented split).
+fn share(n: u64, t: u64, threads: u64) -> (u64, u64) {
+    let at = |i: u64| ((n as u128 * i as u128) / threads as u128) as u64;
+    (at(t), at(t + 1) - at(t))
+}
+
+/// Uniform draws `0..count` of thread `t` in step `ordinal`.
+fn uniform(c: &Config, ordinal: u64, t: u64, count: u64) -> Vec<u64> {
+    let spec = KeySpec {
+        space: Some(c.num),
+        seed: c.seed,
+        table: (1u64 << 40) + ordinal * 4096 + t,
+        ..KeySpec::new(KeyKind::Uniform)
+    };
+    KeyGen::new(&spec).unwrap().generate(0, count as usize).unwrap()
+}
+
+/// What the table must hold after `outcome`'s steps: key → the step number that last wrote it.
+fn expected(c: &Config, outcome: &RunOutcome) -> BTreeMap<u64, u64> {
+    let mut map = BTreeMap::new();
+    let threads = c.threads as u64;
+    for (ordinal, s) in outcome.results.steps.iter().enumerate() {
+        let o = ordinal as u64;
+        match s.step.as_str() {
+            "fillseq" | "filluniquerandom" => {
+                map = (0..c.num).map(|k| (k, o)).collect();
+            }
+            "fillrandom" | "overwrite" | "overwritesome" | "overwriteandwait" => {
+                if s.step == "fillrandom" {
+                    map.clear();
+                }
+                let total = match s.step.as_str() {
+                    "overwritesome" => c.overwritesome_writes.unwrap_or(c.num / 10),
+                    _ => c.writes.unwrap_or(c.num),
+                };
+                for t in 0..threads {
+                    for k in uniform(c, o, t, share(total, t, threads).1) {
+                        map.insert(k, o);
+                    }
+                }
+            }
+            // One writer, thread `threads`, for as long as the readers read.
+            "readwhilewriting" => {
+                for k in uniform(c, o, threads, s.inserts) {
+                    map.insert(k, o);
+                }
+            }
+            _ => {}
+        }
+    }
+    map
+}
+
+/// Reads the whole table back and compares it with `expected`, value by value.
+fn check_contents(c: &Config, dsn: &str, outcome: &RunOutcome) {
+    let want = expected(c, outcome);
+    let connector = connect::open(dsn).unwrap();
+    let mut session = connector.kv_session().unwrap();
+    let mut got = KvBatch::new(c.key_size as usize);
+    let n = session
+        .scan(KV_TABLE, &vec![0u8; c.key_size as usize], c.num as usize + 10, &mut got)
+        .unwrap();
+    assert_eq!(n as u64, session.count(KV_TABLE).unwrap());
+    assert_eq!(n, want.len(), "{dsn}: pairs");
+    let length = c.kv_length();
+    let mut value = Vec::new();
+    for ((key, val), (&k, &version)) in got.pairs().zip(&want) {
+        assert_eq!(key.len(), c.key_size as usize);
+        assert_eq!(decode_key(key), k, "{dsn}: keys in order");
+        KvValues::new(c.seed, version, length, c.ratio)
+            .unwrap()
+            .value_into(k, &mut value);
+        assert_eq!(val, &value[..], "{dsn}: key {k} holds step {version}'s value");
+    }
+}
+
+fn kv_config(db: &str, params: Value) -> Config {
+    let mut base = json!({
+        "preset": "kv-quick",
+        "db": db,
+        "num": 3000,
+        "threads": 2,
+        "batch_size": 5,
+        "value_size": [20, 60],
+        "writes": 2000,
+        "overwritesome_writes": 500,
+        "reads": 1000,
+        "writer_rate": 4000,
+        "seed": 11,
+        "verify_sample": 50,
+    });
+    base.as_object_mut()
+        .unwrap()
+        .extend(params.as_object().unwrap().clone());
+    config(base)
+}
+
+/// Every key/value step on `dsn`; contents checked after each run.
+fn every_step(dsn: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    // Random writes, reads, maintenance.
+    let c = kv_config(
+        dsn,
+        json!({"steps": ["fillrandom", "overwrite", "overwritesome", "readwhilewriting",
+                         "readrandom", "seekrandom", "flush", "waitforcompaction"]}),
+    );
+    let out = run(&c, dir.path());
+    assert_eq!(out.results.run.status, "ok", "{dsn}: {:?}", out.results.run.error);
+    for s in &out.results.steps {
+        assert_eq!(s.status, "ok", "{dsn} {}: {:?}", s.step, s.error);
+        if ["fillrandom", "overwrite", "overwritesome", "readwhilewriting"].contains(&s.step.as_str()) {
+            assert_eq!(s.verified, Some(true), "{dsn} {}: {:?}", s.step, s.verify_error);
+        }
+    }
+    assert_eq!(step(&out, "fillrandom").inserts, 2000);
+    assert_eq!(step(&out, "overwrite").inserts, 2000);
+    assert_eq!(step(&out, "overwritesome").inserts, 500);
+    assert_eq!(step(&out, "fillrandom").rows_per_commit, Some(5));
+    let rww = step(&out, "readwhilewriting");
+    assert_eq!(rww.queries, 1000);
+    assert!(rww.inserts > 0, "{dsn}: the writer wrote");
+    // readrandom finds exactly the drawn keys that the table holds (the
+    // state after readwhilewriting).
+    let want = expected(&c, &out);
+    let o = out.results.steps.iter().position(|s| s.step == "readrandom").unwrap() as u64;
+    let hits: u64 = (0..2)
+        .map(|t| {
+            let keys = uniform(&c, o, t, share(1000, t, 2).1);
+            keys.iter().filter(|k| want.contains_key(k)).count() as u64
+        })
+        .sum();
+    let rr = step(&out, "readrandom");
+    assert_eq!((rr.queries, rr.found), (1000, Some(hits)), "{dsn}");
+    let max = *want.keys().last().unwrap();
+    let o = o + 1;
+    let seeks: u64 = (0..2)
+        .map(|t| {
+            uniform(&c, o, t, share(1000, t, 2).1)
+                .iter()
+                .filter(|&&k| k <= max)
+                .count() as u64
+        })
+        .sum();
+    assert_eq!(
+        step(&out, "seekrandom").found,
+        Some(seeks),
+        "{dsn}: seeks that found a key"
+    );
+    check_contents(&c, dsn, &out);
+
+    // Fills with several threads: disjoint streams covering [0, num).
+    for steps in [json!(["fillseq"]), json!(["filluniquerandom", "overwrite"])] {
+        let c = kv_config(dsn, json!({"steps": steps, "threads": 3, "num": 3001}));
+        let out = run(&c, dir.path());
+        assert_eq!(out.results.run.status, "ok", "{dsn}: {:?}", out.results.run.error);
+        assert_eq!(out.results.steps[0].inserts, 3001);
+        assert_eq!(out.results.steps[0].verified, Some(true));
+        check_contents(&c, dsn, &out);
+    }
+}
+
+#[test]
+fn every_step_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    every_step(&format!("sqlite:{}", dir.path().join("kv.sqlite").display()));
+}
+
+#[cfg(feature = "rocksdb")]
+#[test]
+fn every_step_on_rocksdb() {
+    let dir = tempfile::tempdir().unwrap();
+    every_step(&format!(
+        "rocksdb:{}?write_buffer_size=64K&compaction_style=universal",
+        dir.path().join("db").display()
+    ));
+}
+
+#[test]
+fn every_step_on_postgres() {
+    if let Some(dsn) = postgres_db("ibench_kv") {
+        every_step(&dsn);
+    }
+}
+
+#[test]
+fn every_step_on_mariadb_innodb_and_myrocks() {
+    if let Some(base) = mysql_db("ibench_kv") {
+        every_step(&format!("{base}?engine=innodb"));
+        every_step(&format!("{base}?engine=rocksdb"));
+    }
+}
+
+#[test]
+fn the_value_lengths_and_content_follow_the_parameters() {
+    let c = kv_config("sqlite::memory:", json!({"value_size": 400, "ratio": 0.25}));
+    assert_eq!(c.value_size, [400, 400]);
+    assert_eq!(c.kv_length(), Length::Fixed(400));
+    let mut v = Vec::new();
+    c.kv_values(3).unwrap().value_into(9, &mut v);
+    assert_eq!(v.len(), 400);
+    assert_eq!(v[..100], v[100..200], "100 random bytes, repeated");
+}
+
+#[test]
+fn bad_key_value_parameters_name_themselves() {
+    for (params, name) in [
+        (json!({"key_size": 4}), "key_size"),
+        (json!({"value_size": [10, 5]}), "value_size"),
+        (json!({"batch_size": 0}), "batch_size"),
+        (json!({"threads": 0}), "threads"),
+        (json!({"num": 0}), "num"),
+        (json!({"writes": 0}), "writes"),
+        (json!({"duration": -1.0}), "duration"),
+        (json!({"steps": ["fillseq", "compactrange"]}), "steps"),
+    ] {
+        let mut layer = json!({"preset": "kv-quick"});
+        layer
+            .as_object_mut()
+            .unwrap()
+            .extend(params.as_object().unwrap().clone());
+        let e = Config::resolve(&[layer.as_object().unwrap().clone()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with(&format!("invalid {name}")), "{e}");
+    }
+}

@@ -1,0 +1,96 @@
+"""Specification of the key/value steps from Python.
+
+* the wheel built by ``pip install .`` includes RocksDB: the kv-quick preset
+  runs on it by default and every step reports engine statistics,
+* the engine table shows the published reports' columns, per step or per run,
+* key/value parameters are keyword arguments, a single ``value_size`` meaning
+  a fixed size, and bad ones are refused naming the parameter,
+* the same steps run on SQLite through its (k, v) table, without engine columns.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import ibench
+
+
+@pytest.fixture(scope="module")
+def rocks(tmp_path_factory: pytest.TempPathFactory) -> ibench.Results:
+    out = tmp_path_factory.mktemp("kv")
+    return ibench.run(preset="kv-quick", num=20_000, reads=2_000, writes=5_000, value_size=200, out=out, progress=False)
+
+
+def test_kv_quick_runs_on_embedded_rocksdb_with_engine_statistics(rocks: ibench.Results) -> None:
+    assert rocks.runs["dbms"].iloc[0] == "rocksdb"
+    assert (Path(rocks.path) / "rocksdb").is_dir()
+    steps = rocks.steps.set_index("step")
+    assert list(steps.index) == [
+        "fillseq",
+        "overwrite",
+        "readrandom",
+        "seekrandom",
+        "readwhilewriting",
+        "flush",
+        "waitforcompaction",
+    ]
+    assert (steps["status"] == "ok").all()
+    assert steps.loc["fillseq", "inserts"] == 20_000
+    assert steps.loc["overwrite", "inserts"] == 5_000
+    assert steps.loc["readrandom", "found"] == 2_000
+    assert bool(steps.loc["fillseq", "verified"]) and bool(steps.loc["overwrite", "verified"])
+    assert steps["user_bytes_written"].notna().all()
+    # 20,000 × (16 + 200) bytes of keys and values.
+    assert 4_320_000 <= steps.loc["fillseq", "user_bytes_written"] < 4_500_000
+    assert steps.loc["flush", "live_sst_bytes"] > 0
+    assert isinstance(steps.loc["flush", "files_per_level"], str)
+
+
+def test_the_engine_table_has_the_reports_columns(rocks: ibench.Results) -> None:
+    table = ibench.tables.engine(rocks, "fillseq")
+    assert list(table.frame.columns) == ["ips", "stall%", "w_amp", "c_wsecs", "c_csecs", "sizeGB", "sorted_runs"]
+    assert table.frame["ips"].iloc[0] > 0
+    every = ibench.tables.engine(rocks)
+    assert list(every.frame.index.get_level_values("step"))[:2] == ["fillseq", "overwrite"]
+    assert "Engine statistics" in every.to_markdown()
+    titles = [t.title for t in ibench.tables.all_tables(rocks)]
+    assert "Engine statistics per step" in titles
+    with pytest.raises(ibench.ConfigError, match="step"):
+        ibench.tables.engine(rocks, "l.i0")
+
+
+def test_bad_key_value_parameters_are_refused_by_name(tmp_path: Path) -> None:
+    for params, name in [
+        ({"key_size": 4}, "key_size"),
+        ({"value_size": [9, 3]}, "value_size"),
+        ({"batch_size": 0}, "batch_size"),
+        ({"threads": 0}, "threads"),
+    ]:
+        with pytest.raises(ibench.ConfigError, match=f"invalid {name}"):
+            ibench.run(preset="kv-quick", out=tmp_path, progress=False, **params)
+    with pytest.raises(ibench.ConfigError, match="unknown rocksdb option"):
+        ibench.run(db=f"rocksdb:{tmp_path}/db?compresion=lz4", preset="kv-quick", out=tmp_path, progress=False)
+
+
+def test_the_steps_run_on_sqlite_through_a_table(tmp_path: Path) -> None:
+    r = ibench.run(
+        db=f"sqlite:{tmp_path}/kv.db",
+        steps=["fillrandom", "readrandom", "seekrandom"],
+        num=3_000,
+        reads=500,
+        batch_size=10,
+        threads=2,
+        out=tmp_path,
+        progress=False,
+    )
+    steps = r.steps.set_index("step")
+    assert steps.loc["fillrandom", "inserts"] == 3_000
+    assert bool(steps.loc["fillrandom", "verified"])
+    # About 1 − 1/e of the keys are drawn at least once by 3,000 uniform draws over 3,000 keys.
+    distinct = steps.loc["fillrandom", "live_rows"]
+    assert 1_700 < distinct < 2_100
+    assert 0.5 < steps.loc["readrandom", "found"] / 500 < 0.8
+    assert pd.isna(steps.loc["fillrandom", "w_amp"])
