@@ -75,11 +75,27 @@ def main() -> None:
         "",
         "Columns as in the seeds' report: ips (inserts/s), stall% (time writers",
         "waited on write stalls), w_amp ((flush + compaction bytes written) / user",
-        "bytes written), c_wsecs / c_csecs (compaction wall / CPU seconds), sizeGB",
-        "(live SST files after the step, 10^9 bytes), sorted_runs (L0 files plus",
-        "non-empty levels).",
+        "bytes written; the WAL apart), c_wsecs / c_csecs (compaction wall / CPU",
+        "seconds, of compactions that finished in the step), sizeGB (live SST files",
+        "after the step, 10^9 bytes), runGB (the largest sorted run: the seeds' size",
+        "after fillseq, where universal compaction's total size varies too much),",
+        "sorted_runs (L0 files plus non-empty levels).",
         "",
     ]
+    fill = ibench.tables.engine(runs, "fillseq").frame
+    last = ibench.tables.engine(runs, "overwriteandwait").frame
+    base = fill.index[0]
+    lines += ["Relative to " + base + ":", ""]
+    for name in fill.index[1:]:
+        lines.append(
+            f"- {name}: fillseq size {fill.loc[name, 'sizeGB'] / fill.loc[base, 'sizeGB']:.2f}x, "
+            f"compaction CPU {fill.loc[name, 'c_csecs'] / fill.loc[base, 'c_csecs']:.2f}x, "
+            f"ips {fill.loc[name, 'ips'] / fill.loc[base, 'ips']:.2f}x; "
+            f"overwriteandwait largest run {last.loc[name, 'runGB'] / last.loc[base, 'runGB']:.2f}x, "
+            f"compaction CPU {last.loc[name, 'c_csecs'] / last.loc[base, 'c_csecs']:.2f}x, "
+            f"w_amp {last.loc[name, 'w_amp']:.2f} vs {last.loc[base, 'w_amp']:.2f}"
+        )
+    lines.append("")
     for step in ("fillseq", "overwriteandwait"):
         lines += [ibench.tables.engine(runs, step).to_markdown(), ""]
     lines += ["Every step, every configuration:", "", ibench.tables.engine(runs).to_markdown(), ""]

@@ -60,6 +60,11 @@ fn write_amplification_is_at_least_one_without_compression() {
     );
     assert!(engine(flush).files_per_level.iter().sum::<u64>() >= 1);
     assert!(engine(flush).sorted_runs >= 1);
+    let largest = engine(flush).largest_run_bytes;
+    assert!(
+        largest > 0 && largest <= engine(flush).live_sst_bytes,
+        "largest run {largest}"
+    );
     assert_eq!(fill.rows_per_commit, Some(100));
     assert!(fill.engine_values().is_some());
 }

@@ -230,14 +230,17 @@ ENGINE_COLUMNS = {
     "c_wsecs": "compaction_s",
     "c_csecs": "compaction_cpu_s",
     "sizeGB": "live_sst_bytes",
+    "runGB": "largest_run_bytes",
 }
 
 
 def engine(runs: RunsLike, step: Optional[str] = None) -> Table:
     """Storage-engine statistics per run, as the published RocksDB reports
     show them: inserts/s, write-stall %, write amplification ((flush +
-    compaction bytes) / user bytes), compaction wall and CPU seconds, and the
-    live SST size in GB (10^9 bytes). Rows are runs for one ``step`` (default:
+    compaction bytes) / user bytes), compaction wall and CPU seconds, the
+    live SST size and the largest sorted run's size in GB (10^9 bytes; the
+    reports compare the latter after fillseq), and the number of sorted runs.
+    Rows are runs for one ``step`` (default:
     (run, step) for every step with engine statistics)."""
     steps = _steps(runs)
     if "w_amp" not in steps.columns:
@@ -258,6 +261,7 @@ def engine(runs: RunsLike, step: Optional[str] = None) -> Table:
         ]
     frame = pd.DataFrame({name: steps[column].to_numpy() for name, column in ENGINE_COLUMNS.items()})
     frame["sizeGB"] = frame["sizeGB"] / 1e9
+    frame["runGB"] = frame["runGB"] / 1e9
     frame["sorted_runs"] = steps["sorted_runs"].to_numpy()
     if step is not None:
         frame.index = pd.Index(steps["label"], name="label")

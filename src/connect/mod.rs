@@ -1,6 +1,8 @@
 //! Connectors: one module per database, each opening sessions (one connection
 //! used by one thread). Nothing here knows about steps or timing.
 
+#[cfg(test)]
+mod kv_contract;
 mod mysql;
 mod null;
 mod postgres;
@@ -93,7 +95,7 @@ pub trait KvSession: Send {
     /// Writes the pairs of `batch` (a later pair wins over an earlier one
     /// with the same key) in one commit.
     fn put(&mut self, table: &str, batch: &KvBatch) -> Result<()>;
-    /// Reads `key` into `value`; false when absent.
+    /// Reads `key` into `value` (cleared first); false when absent.
     fn get(&mut self, table: &str, key: &[u8], value: &mut Vec<u8>) -> Result<bool>;
     /// Seeks to the first key ≥ `start` and reads up to `limit` pairs in key
     /// order into `out` (cleared first); returns how many.

@@ -643,13 +643,6 @@ impl KvSession for MysqlSession {
 #[cfg(test)]
 mod kv_tests {
     use super::*;
-    use crate::gen::{decode_key, encode_key};
-
-    fn key(k: u64) -> Vec<u8> {
-        let mut b = vec![0; 16];
-        encode_key(k, &mut b);
-        b
-    }
 
     /// The session; None (skip) when the server (or the engine) is missing outside CI, a failure in CI.
     fn session(engine: &str) -> Option<MysqlSession> {
@@ -669,58 +662,7 @@ mod kv_tests {
         let table = format!("kv_unit_my_{engine}");
         let table = table.as_str();
         s.create(table, 16).unwrap();
-        let mut b = KvBatch::new(16);
-        for (k, v) in [
-            (3, &b"old"[..]),
-            (1, b"one"),
-            (3, b"new"),
-            (2, b""),
-            (7, &[0u8, 255, 0][..]),
-        ] {
-            b.push_raw(&key(k), v);
-        }
-        s.put(table, &b).unwrap();
-        s.put(table, &KvBatch::new(16)).unwrap();
-        assert_eq!(s.count(table).unwrap(), 4);
-        let mut v = b"stale".to_vec();
-        assert!(s.get(table, &key(3), &mut v).unwrap());
-        assert_eq!(v, b"new");
-        assert!(s.get(table, &key(2), &mut v).unwrap());
-        assert!(v.is_empty());
-        assert!(s.get(table, &key(7), &mut v).unwrap());
-        assert_eq!(v, [0, 255, 0]);
-        v = b"stale".to_vec();
-        assert!(!s.get(table, &key(4), &mut v).unwrap());
-        assert!(v.is_empty());
-
-        // An update of an existing key, in a later batch.
-        b.clear();
-        b.push_raw(&key(1), b"uno");
-        s.put(table, &b).unwrap();
-        let mut out = KvBatch::new(16);
-        assert_eq!(s.scan(table, &key(0), 3, &mut out).unwrap(), 3);
-        let got: Vec<(u64, &[u8])> = out.pairs().map(|(k, v)| (decode_key(k), v)).collect();
-        assert_eq!(got, [(1, &b"uno"[..]), (2, b""), (3, b"new")]);
-        assert_eq!(s.scan(table, &key(4), 10, &mut out).unwrap(), 1);
-        assert_eq!(decode_key(out.key(0)), 7);
-        assert_eq!(s.scan(table, &key(8), 10, &mut out).unwrap(), 0);
-        assert!(out.is_empty());
-
-        // More pairs than one statement takes, with keys repeated across chunks.
-        b.clear();
-        for i in 0..40_000u64 {
-            b.push_raw(&key(1_000 + i % 35_000), &i.to_le_bytes());
-        }
-        s.put(table, &b).unwrap();
-        assert_eq!(s.count(table).unwrap(), 4 + 35_000);
-        assert!(s.get(table, &key(1_000), &mut v).unwrap());
-        assert_eq!(v, 35_000u64.to_le_bytes());
-        assert!(s.get(table, &key(1_000 + 34_999), &mut v).unwrap());
-        assert_eq!(v, 34_999u64.to_le_bytes());
-
-        s.flush(table).unwrap();
-        s.wait_for_compaction(table).unwrap();
-        assert_eq!(s.count(table).unwrap(), 4 + 35_000);
+        super::super::kv_contract::round_trip(&mut s, table);
         s.run("drop table", &format!("DROP TABLE {table}")).unwrap();
     }
 

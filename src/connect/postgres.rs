@@ -504,17 +504,11 @@ impl KvSession for PostgresSession {
 
 #[cfg(test)]
 mod kv_tests {
+    use super::super::kv_contract::key;
     use super::*;
-    use crate::gen::encode_key;
 
     const DSN: &str = "postgres://postgres@127.0.0.1:5432/test";
     const TABLE: &str = "kv_unit_pg";
-
-    fn key(k: u64) -> Vec<u8> {
-        let mut b = vec![0; 16];
-        encode_key(k, &mut b);
-        b
-    }
 
     /// The session; None (skip) when the server is down outside CI, a failure in CI.
     fn session() -> Option<PostgresSession> {
@@ -550,59 +544,7 @@ mod kv_tests {
     #[test]
     fn pairs_round_trip_through_a_kv_table() {
         let Some(mut s) = session() else { return };
-        s.create(TABLE, 16).unwrap();
-        let mut b = KvBatch::new(16);
-        for (k, v) in [
-            (3, &b"old"[..]),
-            (1, b"one"),
-            (3, b"new"),
-            (2, b""),
-            (7, &[0u8, 255, 0][..]),
-        ] {
-            b.push_raw(&key(k), v);
-        }
-        s.put(TABLE, &b).unwrap();
-        s.put(TABLE, &KvBatch::new(16)).unwrap();
-        assert_eq!(s.count(TABLE).unwrap(), 4);
-        let mut v = b"stale".to_vec();
-        assert!(s.get(TABLE, &key(3), &mut v).unwrap());
-        assert_eq!(v, b"new");
-        assert!(s.get(TABLE, &key(2), &mut v).unwrap());
-        assert!(v.is_empty());
-        assert!(s.get(TABLE, &key(7), &mut v).unwrap());
-        assert_eq!(v, [0, 255, 0]);
-        v = b"stale".to_vec();
-        assert!(!s.get(TABLE, &key(4), &mut v).unwrap());
-        assert!(v.is_empty());
-
-        // An update of an existing key, in a later batch.
-        b.clear();
-        b.push_raw(&key(1), b"uno");
-        s.put(TABLE, &b).unwrap();
-        let mut out = KvBatch::new(16);
-        assert_eq!(s.scan(TABLE, &key(0), 3, &mut out).unwrap(), 3);
-        let got: Vec<(u64, &[u8])> = out.pairs().map(|(k, v)| (crate::gen::decode_key(k), v)).collect();
-        assert_eq!(got, [(1, &b"uno"[..]), (2, b""), (3, b"new")]);
-        assert_eq!(s.scan(TABLE, &key(4), 10, &mut out).unwrap(), 1);
-        assert_eq!(crate::gen::decode_key(out.key(0)), 7);
-        assert_eq!(s.scan(TABLE, &key(8), 10, &mut out).unwrap(), 0);
-        assert!(out.is_empty());
-
-        // More pairs than one statement takes, with keys repeated across chunks.
-        b.clear();
-        for i in 0..40_000u64 {
-            b.push_raw(&key(1_000 + i % 35_000), &i.to_le_bytes());
-        }
-        s.put(TABLE, &b).unwrap();
-        assert_eq!(s.count(TABLE).unwrap(), 4 + 35_000);
-        assert!(s.get(TABLE, &key(1_000), &mut v).unwrap());
-        assert_eq!(v, 35_000u64.to_le_bytes());
-        assert!(s.get(TABLE, &key(1_000 + 34_999), &mut v).unwrap());
-        assert_eq!(v, 34_999u64.to_le_bytes());
-
-        s.flush(TABLE).unwrap();
-        s.wait_for_compaction(TABLE).unwrap();
-        assert_eq!(s.count(TABLE).unwrap(), 4 + 35_000);
+        super::super::kv_contract::round_trip(&mut s, TABLE);
         s.batch("drop table", &format!("DROP TABLE {TABLE}")).unwrap();
     }
 }

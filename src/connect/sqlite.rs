@@ -204,12 +204,12 @@ impl KvSession for SqliteSession {
 
     fn get(&mut self, table: &str, key: &[u8], value: &mut Vec<u8>) -> Result<bool> {
         let sql = format!("SELECT v FROM {table} WHERE k = ?");
+        value.clear();
         self.with("get", |c| {
             let mut stmt = c.prepare_cached(&sql)?;
             let mut rows = stmt.query([key])?;
             match rows.next()? {
                 Some(r) => {
-                    value.clear();
                     value.extend_from_slice(r.get_ref(0)?.as_blob()?);
                     Ok(true)
                 }
@@ -435,5 +435,17 @@ impl Session for SqliteSession {
             out.extend(part);
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod kv_tests {
+    use super::*;
+
+    #[test]
+    fn pairs_round_trip_through_a_kv_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = SqliteConnector::new(&dir.path().join("kv.db").display().to_string()).unwrap();
+        super::super::kv_contract::round_trip(&mut c.open_session().unwrap(), "kv");
     }
 }

@@ -26,6 +26,10 @@ pub struct EngineCounters {
     pub total_sst_bytes: u64,
     /// Files per level, L0 first (`rocksdb.num-files-at-level<N>`).
     pub files_per_level: Vec<u64>,
+    /// Bytes of the largest sorted run: the largest L0 file or the largest
+    /// non-empty level (the seeds' size for steps after fillseq, where
+    /// universal compaction's total size varies too much to compare).
+    pub largest_run_bytes: u64,
 }
 
 impl EngineCounters {
@@ -60,6 +64,8 @@ pub struct EngineDelta {
     pub live_sst_bytes: u64,
     /// All SST bytes at the end.
     pub total_sst_bytes: u64,
+    /// Bytes of the largest sorted run at the end.
+    pub largest_run_bytes: u64,
     /// Sorted runs at the end.
     pub sorted_runs: u64,
     /// Files per level at the end, L0 first.
@@ -81,6 +87,7 @@ impl EngineDelta {
             compaction_cpu_s: d(after.compaction_cpu_us, before.compaction_cpu_us) as f64 / 1e6,
             live_sst_bytes: after.live_sst_bytes,
             total_sst_bytes: after.total_sst_bytes,
+            largest_run_bytes: after.largest_run_bytes,
             sorted_runs: after.sorted_runs(),
             files_per_level: after.files_per_level.clone(),
         }
@@ -137,6 +144,7 @@ mod tests {
         assert_eq!(d.sorted_runs, 4);
         assert_eq!(d.files_per_level_text(), "3,0,4");
         assert_eq!(d.live_sst_bytes, 2000);
+        assert_eq!(d.largest_run_bytes, 0);
         assert_eq!(EngineDelta::between(&after, &after).w_amp(), None);
     }
 }

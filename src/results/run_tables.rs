@@ -42,7 +42,7 @@ pub const COST_COLUMNS: [&str; 10] = [
 /// Storage-engine columns of `steps` (see [`StepRow::engine_values`]), all
 /// unsigned byte or file counts but `w_amp`, `stall_s`, `stall_pct`,
 /// `compaction_s` and `compaction_cpu_s` (floats) and `files_per_level` (text).
-pub const ENGINE_COLUMNS: [&str; 14] = [
+pub const ENGINE_COLUMNS: [&str; 15] = [
     "user_bytes_written",
     "wal_bytes",
     "flush_bytes",
@@ -55,6 +55,7 @@ pub const ENGINE_COLUMNS: [&str; 14] = [
     "compaction_cpu_s",
     "live_sst_bytes",
     "total_sst_bytes",
+    "largest_run_bytes",
     "sorted_runs",
     "files_per_level",
 ];
@@ -204,7 +205,7 @@ impl EngineValue {
 
 impl StepRow {
     /// The values of [`ENGINE_COLUMNS`], when the engine reported counters.
-    pub fn engine_values(&self) -> Option<[EngineValue; 14]> {
+    pub fn engine_values(&self) -> Option<[EngineValue; 15]> {
         let e = self.engine.as_ref()?;
         use EngineValue::{Count, Float, Text};
         Some([
@@ -220,6 +221,7 @@ impl StepRow {
             Float(Some(e.compaction_cpu_s)),
             Count(e.live_sst_bytes),
             Count(e.total_sst_bytes),
+            Count(e.largest_run_bytes),
             Count(e.sorted_runs),
             Text(e.files_per_level_text()),
         ])

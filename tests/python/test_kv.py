@@ -52,7 +52,16 @@ def test_kv_quick_runs_on_embedded_rocksdb_with_engine_statistics(rocks: ibench.
 
 def test_the_engine_table_has_the_reports_columns(rocks: ibench.Results) -> None:
     table = ibench.tables.engine(rocks, "fillseq")
-    assert list(table.frame.columns) == ["ips", "stall%", "w_amp", "c_wsecs", "c_csecs", "sizeGB", "sorted_runs"]
+    assert list(table.frame.columns) == [
+        "ips",
+        "stall%",
+        "w_amp",
+        "c_wsecs",
+        "c_csecs",
+        "sizeGB",
+        "runGB",
+        "sorted_runs",
+    ]
     assert table.frame["ips"].iloc[0] > 0
     every = ibench.tables.engine(rocks)
     assert list(every.frame.index.get_level_values("step"))[:2] == ["fillseq", "overwrite"]
