@@ -78,7 +78,7 @@ def main() -> None:
         "bytes written; the WAL apart), c_wsecs / c_csecs (compaction wall / CPU",
         "seconds, of compactions that finished in the step), sizeGB (live SST files",
         "after the step, 10^9 bytes), runGB (the largest sorted run: the seeds' size",
-        "after fillseq, where universal compaction's total size varies too much),",
+        "for overwriteandwait, where universal compaction's total size varies too much),",
         "sorted_runs (L0 files plus non-empty levels).",
         "",
     ]

@@ -249,8 +249,10 @@ fn ms(v: Option<f64>) -> String {
 
 /// The end-of-run table: throughput and p99 latencies per step.
 fn summary(steps: &[StepRow]) -> String {
+    let w = steps.iter().map(|s| s.step.len()).max().unwrap_or(0).max(7);
+    let engine = steps.iter().any(|s| s.engine.is_some());
     let mut out = format!(
-        "{:>7} {:>9} {:>9} {:>10} {:>10} {:>9} {:>10} {:>10} {:>10} {:>5} {:>8} {:>8} {:>8} {:>8} {:>8}\n",
+        "{:>w$} {:>9} {:>9} {:>10} {:>10} {:>9} {:>10} {:>10} {:>10} {:>5} {:>8} {:>8} {:>8} {:>8} {:>8}",
         "step",
         "status",
         "secs",
@@ -267,6 +269,10 @@ fn summary(steps: &[StepRow]) -> String {
         "server",
         "wkbpi"
     );
+    if engine {
+        out += &format!(" {:>6} {:>7} {:>8} {:>8}", "w_amp", "stall%", "c_csecs", "sst MB");
+    }
+    out += "\n";
     for s in steps {
         let p99 = |op: crate::metrics::Op, service: bool| {
             s.latencies
@@ -277,7 +283,7 @@ fn summary(steps: &[StepRow]) -> String {
         let costs = s.costs();
         let cost = |i: usize| costs[i].map_or("-".to_string(), |v| format!("{v:.1}"));
         out += &format!(
-            "{:>7} {:>9} {:>9.1} {:>10.0} {:>10.0} {:>9.0} {:>10} {:>10} {:>10} {:>5} {:>8} {:>8} {:>8} {:>8} {:>8}\n",
+            "{:>w$} {:>9} {:>9.1} {:>10.0} {:>10.0} {:>9.0} {:>10} {:>10} {:>10} {:>5} {:>8} {:>8} {:>8} {:>8} {:>8}",
             s.step,
             s.status,
             s.elapsed_s,
@@ -294,10 +300,21 @@ fn summary(steps: &[StepRow]) -> String {
             cost(2),
             cost(5),
         );
+        if let Some(e) = &s.engine {
+            let f = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
+            out += &format!(
+                " {:>6} {:>7} {:>8.1} {:>8.1}",
+                f(e.w_amp()),
+                f(e.stall_pct(s.elapsed_s)),
+                e.compaction_cpu_s,
+                e.live_sst_bytes as f64 / 1e6
+            );
+        }
+        out += "\n";
     }
     out + "(latencies in ms: response-time p99 of inserts and queries, and the inserts' service-time p99;\n \
            cpupq, client, server: host, ibench and server CPU µs per insert (load steps) or query (q steps);\n \
-           wkbpi: KB written to disk per operation)"
+           wkbpi: KB written to disk per operation; key/value steps: per pair written or per read)"
 }
 
 pub(super) fn run(args: RunArgs) -> Result<()> {
