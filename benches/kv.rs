@@ -1,5 +1,5 @@
 //! RocksDB fillseq through ibench against a minimal hand-written rust-rocksdb
-//! loop writing the same batches (`cargo bench --features rocksdb --bench kv`).
+//! loop writing the same batches (`cargo bench --bench kv`).
 //!
 //! Both open the database with the same options (RocksDB's defaults,
 //! statistics on, pairs in the `kv` column family) and write keys 0..N in

@@ -168,7 +168,7 @@ pub fn open(dsn: &str) -> Result<Box<dyn Connector>> {
         #[cfg(not(feature = "rocksdb"))]
         "rocksdb" => Err(Error::config(
             "db",
-            "this build of ibench has no RocksDB: build it with the `rocksdb` feature (pip install . includes it)",
+            "this build of ibench has no RocksDB: it was built with --no-default-features (the `rocksdb` feature is on by default, and in the wheel)",
         )),
         "mysql" | "mariadb" => {
             let url = dsn.replacen("mariadb://", "mysql://", 1);
