@@ -14,7 +14,6 @@ use ibench::exec::{self, Silent};
 use ibench::gen::{RowGen, RowSpec};
 use ibench::workload::Config;
 use serde_json::json;
-use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 fn config(v: serde_json::Value) -> Config {
@@ -31,7 +30,7 @@ fn ibench_load(db: &str, rows: u64, rows_per_commit: u32, clients: u32) -> (f64,
     let c = config(json!({
         "db": db, "steps": ["l.i0"], "rows_l_i0": rows, "rows_per_commit_l_i0": rows_per_commit, "clients": clients,
     }));
-    let run = exec::run(&c, out.path(), &Silent, &AtomicBool::new(false)).unwrap();
+    let run = exec::run(&c, out.path(), &Silent, &ibench::Stop::new()).unwrap();
     let s = &run.results.steps[0];
     assert_eq!(s.status, "ok");
     (s.elapsed_s, s.ips())

@@ -12,7 +12,6 @@ use ibench::gen::{KvBatch, KvValues, Length};
 use ibench::workload::Config;
 use rocksdb::{ColumnFamilyDescriptor, DBWithThreadMode, MultiThreaded, Options, WriteBatch, WriteOptions};
 use serde_json::json;
-use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 const KEYS: u64 = 2_000_000;
@@ -40,7 +39,7 @@ fn ibench_fillseq(batch: u32) -> f64 {
     .unwrap()
     .clone()])
     .unwrap();
-    let run = exec::run(&c, dir.path(), &Silent, &AtomicBool::new(false)).unwrap();
+    let run = exec::run(&c, dir.path(), &Silent, &ibench::Stop::new()).unwrap();
     let s = &run.results.steps[0];
     assert_eq!(s.status, "ok");
     s.ips()

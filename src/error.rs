@@ -9,6 +9,20 @@ use std::path::PathBuf;
 /// Result with the crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// The kind of a database error, as the harness acts on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DbErrorKind {
+    /// Any other failure.
+    Other,
+    /// A deadlock or serialization failure: running the operation again may succeed.
+    Retryable,
+    /// The user lacks a privilege the statement needs (PostgreSQL 42501,
+    /// MySQL 1227/1142/1044): maintenance that needs it is skipped with a warning.
+    Privilege,
+    /// The statement was cancelled (a stop request): the step is interrupted, not failed.
+    Canceled,
+}
+
 /// Everything that can go wrong in ibench.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -39,8 +53,9 @@ pub enum Error {
         target: String,
         /// What failed, with the server's message.
         message: String,
-        /// A deadlock or serialization failure: running the operation again may succeed.
-        retryable: bool,
+        /// What kind of failure: the harness retries, skips or stops by kind,
+        /// the same way for every database.
+        kind: DbErrorKind,
     },
     /// A step failed; the message says how (it names the database).
     #[error("step {step} failed: {message}")]
@@ -79,25 +94,44 @@ impl Error {
 
     /// A [`Error::Database`] for `target`.
     pub fn database(target: impl Into<String>, message: impl std::fmt::Display) -> Self {
+        Self::database_kind(target, message, DbErrorKind::Other)
+    }
+
+    /// A [`Error::Database`] of `kind` for `target`.
+    pub fn database_kind(target: impl Into<String>, message: impl std::fmt::Display, kind: DbErrorKind) -> Self {
         Error::Database {
             target: target.into(),
             message: message.to_string(),
-            retryable: false,
+            kind,
         }
     }
 
     /// A deadlock or serialization failure of `target`: worth running again.
     pub fn retryable(target: impl Into<String>, message: impl std::fmt::Display) -> Self {
-        Error::Database {
-            target: target.into(),
-            message: message.to_string(),
-            retryable: true,
+        Self::database_kind(target, message, DbErrorKind::Retryable)
+    }
+
+    /// The database error's kind, if this is one.
+    pub fn db_kind(&self) -> Option<DbErrorKind> {
+        match self {
+            Error::Database { kind, .. } => Some(*kind),
+            _ => None,
         }
     }
 
     /// True for deadlocks and serialization failures.
     pub fn is_retryable(&self) -> bool {
-        matches!(self, Error::Database { retryable: true, .. })
+        self.db_kind() == Some(DbErrorKind::Retryable)
+    }
+
+    /// True when the user lacks a privilege the statement needs.
+    pub fn is_privilege(&self) -> bool {
+        self.db_kind() == Some(DbErrorKind::Privilege)
+    }
+
+    /// True when the statement was cancelled on request.
+    pub fn is_canceled(&self) -> bool {
+        self.db_kind() == Some(DbErrorKind::Canceled)
     }
 
     /// A [`Error::Format`] while doing `context`.

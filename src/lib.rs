@@ -15,6 +15,8 @@ pub mod metrics;
 #[cfg(feature = "python")]
 mod python;
 pub mod results;
+pub mod stop;
 pub mod workload;
 
-pub use error::{Error, Result};
+pub use error::{DbErrorKind, Error, Result};
+pub use stop::Stop;

@@ -66,7 +66,7 @@ fn write_amplification_is_at_least_one_without_compression() {
         "largest run {largest}"
     );
     assert_eq!(fill.rows_per_commit, Some(100));
-    assert!(fill.engine_values().is_some());
+    assert!(fill.engine.is_some());
 }
 
 #[test]
@@ -156,7 +156,7 @@ fn bad_rocksdb_dsns_and_table_steps_are_clear_errors() {
         assert!(e.contains(says), "{options}: {e}");
     }
     let c = config(json!({"db": format!("rocksdb:{}", path.display()), "steps": ["l.i0"]}));
-    let stop = std::sync::atomic::AtomicBool::new(false);
+    let stop = ibench::Stop::new();
     let e = ibench::exec::run(&c, &dir.path().join("out"), &ibench::exec::Silent, &stop)
         .expect_err("refused before the run")
         .to_string();

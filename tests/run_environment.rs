@@ -17,7 +17,7 @@ fn value<'a>(facts: &'a [ibench::metrics::Setting], name: &str) -> &'a ibench::m
 #[test]
 fn host_facts_are_present_and_plausible() {
     let dir = tempfile::tempdir().unwrap();
-    let facts = host_facts(Some(dir.path()));
+    let facts = host_facts(Some(dir.path()), &ibench::metrics::Disks::for_path(Some(dir.path())));
     let threads = std::thread::available_parallelism().unwrap().get().to_string();
     assert_eq!(value(&facts, "cpu_threads").value, threads);
     assert!(!value(&facts, "cpu_model").value.is_empty());

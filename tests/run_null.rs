@@ -9,7 +9,6 @@ use common::{config, latency, run, step};
 use ibench::metrics::Op;
 use ibench::results::PERCENTILES;
 use serde_json::json;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -179,11 +178,11 @@ fn a_stop_mid_step_leaves_readable_results_marked_interrupted() {
     let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let c = config(json!({"db": "null:", "steps": ["l.i0", "qr100", "qp100"], "query_seconds": 30.0}));
-    let stop = Arc::new(AtomicBool::new(false));
+    let stop = Arc::new(ibench::Stop::new());
     let flag = stop.clone();
     std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(1500));
-        flag.store(true, Ordering::SeqCst);
+        flag.request();
     });
     let started = std::time::Instant::now();
     let out = ibench::exec::run(&c, dir.path(), &ibench::exec::Silent, &stop).unwrap();
@@ -241,4 +240,160 @@ fn a_deadlock_is_retried_counted_and_the_step_succeeds() {
     let out = run(&c, dir.path());
     let s = step(&out, "l.i0");
     assert_eq!((s.status.as_str(), s.inserts, s.retries), ("ok", 1000, 1));
+}
+
+#[test]
+fn a_q_step_that_times_out_has_missed_its_sla() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    // 20 ms per one-row commit cannot keep 100 rows/s, and max_seconds stops the step early.
+    let c = config(json!({
+        "db": "null:?latency=fixed:20ms", "steps": ["qp100"], "query_seconds": 5.0,
+        "rows_per_commit_q": 1, "delete_per_insert": false, "max_seconds": 0.5,
+    }));
+    let out = run(&c, dir.path());
+    let s = step(&out, "qp100");
+    assert_eq!(s.status, "timeout");
+    assert_eq!(
+        s.sla_ok,
+        Some(false),
+        "a q step that did not insert its rows in time missed its SLA"
+    );
+}
+
+#[test]
+fn a_q_step_that_fails_has_missed_its_sla() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let c = config(json!({
+        "db": "null:?fail=insert@3", "steps": ["qr100"], "query_seconds": 2.0, "rows_per_commit_q": 1,
+    }));
+    let out = run(&c, dir.path());
+    let s = step(&out, "qr100");
+    assert_eq!(s.status, "error");
+    assert_eq!(s.sla_ok, Some(false));
+}
+
+#[test]
+fn an_interrupted_q_step_has_no_sla_verdict() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let c = config(json!({"db": "null:", "steps": ["qr100"], "query_seconds": 30.0}));
+    let stop = Arc::new(ibench::Stop::new());
+    let flag = stop.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(700));
+        flag.request();
+    });
+    let out = ibench::exec::run(&c, dir.path(), &ibench::exec::Silent, &stop).unwrap();
+    let s = step(&out, "qr100");
+    assert_eq!((s.status.as_str(), s.sla_ok), ("interrupted", None));
+}
+
+/// Commits of every client per 10 ms window of a q step (inserts and
+/// deletes, all clients), from the all-clients interval rows.
+fn arrivals_per_window(out: &ibench::exec::RunOutcome, step_name: &str) -> Vec<u64> {
+    let mut per: std::collections::BTreeMap<i64, u64> = std::collections::BTreeMap::new();
+    for (s, r) in &out.results.intervals {
+        if s == step_name && r.client.is_none() && matches!(r.op, Op::Insert | Op::Delete) {
+            *per.entry((r.t_s * 100.0).round() as i64).or_default() += r.count;
+        }
+    }
+    per.into_values().collect()
+}
+
+#[test]
+fn paced_streams_of_several_clients_are_phased_so_arrivals_are_smooth() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    // 4 clients × (inserter + deleter) at 1000 rows/s in commits of 50: 8
+    // streams of 20 commits/s, 160 commits/s together, 1.6 per 10 ms. In
+    // phase they would arrive 8 at once every 50 ms.
+    let c = config(json!({
+        "db": "null:?query_latency=fixed:10ms", "steps": ["qr1000"], "clients": 4, "query_seconds": 2.0,
+        "interval_seconds": 0.01,
+    }));
+    let out = run(&c, dir.path());
+    let s = step(&out, "qr1000");
+    assert_eq!(s.status, "ok");
+    let counts = arrivals_per_window(&out, "qr1000");
+    let windows = &counts[..counts.len() - 1]; // the last is partial
+    assert!(windows.len() >= 190, "{} windows", windows.len());
+    let smooth = windows.iter().filter(|&&n| (1..=3).contains(&n)).count();
+    assert!(
+        smooth as f64 >= 0.95 * windows.len() as f64,
+        "arrivals per 10 ms should be 1 or 2 (±1 for a late wake-up): {windows:?}"
+    );
+    assert!(
+        windows.iter().all(|&n| n <= 5),
+        "no burst of the 8 streams at once: {windows:?}"
+    );
+}
+
+#[test]
+fn the_inserter_waits_when_its_deleter_is_max_delete_lag_commits_behind() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    // Inserts are instant, each delete takes 2 ms: unbounded, the inserter
+    // would finish at once and the table would grow by all 1000 rows.
+    let c = config(json!({
+        "db": "null:?delete_latency=fixed:2ms", "steps": ["l.i1"], "rows_l_i1": 1000,
+        "rows_per_commit_l_i1": 10, "max_delete_lag": 4, "interval_seconds": 0.05,
+    }));
+    let out = run(&c, dir.path());
+    let s = step(&out, "l.i1");
+    assert_eq!((s.status.as_str(), s.inserts, s.deletes), ("ok", 1000, 1000));
+    assert!(
+        s.live_rows_max <= 4 * 10,
+        "the window grew to {} rows, more than max_delete_lag commits",
+        s.live_rows_max
+    );
+    // The inserts follow the deletes' pace (100 commits × 2 ms), not all in the first interval.
+    let first: u64 = out
+        .results
+        .intervals
+        .iter()
+        .filter(|(st, r)| st == "l.i1" && r.op == Op::Insert && r.client == Some(0) && r.t_s == 0.0)
+        .map(|(_, r)| r.count)
+        .sum();
+    assert!(first <= 40, "{first} of 100 insert commits in the first 50 ms");
+    assert!(s.elapsed_s < 0.5, "{}", s.elapsed_s);
+}
+
+#[test]
+fn the_last_partial_interval_has_its_real_length_and_rate() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    // 100 rows/s in commits of 50: a commit every 0.5 s, for 2.5 s.
+    let c = config(json!({
+        "db": "null:", "steps": ["qp100"], "query_seconds": 2.5, "delete_per_insert": false,
+    }));
+    let out = run(&c, dir.path());
+    let rows: Vec<&ibench::metrics::IntervalRow> = out
+        .results
+        .intervals
+        .iter()
+        .filter(|(s, r)| s == "qp100" && r.op == Op::Insert && r.client == Some(0))
+        .map(|(_, r)| r)
+        .collect();
+    let lengths: Vec<f64> = rows.iter().map(|r| r.length_s).collect();
+    assert_eq!(rows.len(), 3, "{lengths:?}");
+    assert!((rows[2].length_s - 0.5).abs() < 0.05, "{lengths:?}");
+    for r in &rows {
+        assert!(
+            (r.rate() - 2.0).abs() < 0.25,
+            "{r:?}: 2 commits/s in every interval, the last included"
+        );
+    }
+}
+
+#[test]
+fn qr_steps_need_a_secondary_index() {
+    let e = ibench::workload::Config::resolve(&[json!({"secondary_indexes": 0, "steps": ["l.i0", "qr100"]})
+        .as_object()
+        .unwrap()
+        .clone()])
+    .unwrap_err()
+    .to_string();
+    assert!(e.starts_with("invalid secondary_indexes: qr100"), "{e}");
 }

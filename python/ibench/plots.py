@@ -11,6 +11,7 @@ from typing import Optional
 # Figures are made by pyplot, so Jupyter's inline backend can show them, and
 # closed at once, so a returned figure shows exactly once and nothing leaks.
 import matplotlib.pyplot as plt
+import pandas as pd
 from matplotlib.figure import Figure
 
 from ibench import _native, tables
@@ -21,23 +22,29 @@ def _one(results: Results | str | Path) -> Results:
     return results if isinstance(results, Results) else load(results)
 
 
-def throughput_over_time(results: Results | str | Path, step: str, op: str = "insert") -> Figure:
-    """Operations per second of ``op`` in each interval of ``step``: one line
-    per client and their total (rows/s for inserts and deletes: commits/s ×
-    rows per commit)."""
-    r = _one(results)
+def _intervals(r: Results, step: str, op: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The per-client rows and the all-clients rows (client null) of ``op`` in ``step``."""
     iv = r.intervals[(r.intervals["step"] == step) & (r.intervals["op"] == op)]
     if iv.empty:
         raise _native.ConfigError(f"invalid step: no {op} intervals in step {step!r}")
+    return iv[iv["client"].notna()], iv[iv["client"].isna()]
+
+
+def throughput_over_time(results: Results | str | Path, step: str, op: str = "insert") -> Figure:
+    """Operations per second of ``op`` in each interval of ``step``: one line
+    per client and their total (rows/s for inserts and deletes: commits/s ×
+    rows per commit). Each interval's rate is over its real length, so the
+    last, partial one is no drop."""
+    r = _one(results)
+    per_client, total = _intervals(r, step, op)
     rpc = r.steps.set_index("step").loc[step, "rows_per_commit"]
     scale = float(rpc) if op in ("insert", "delete") and rpc == rpc else 1.0
     unit = "rows/s" if scale != 1.0 or op in ("insert", "delete") else "ops/s"
     fig, ax = plt.subplots(figsize=(8, 4))
     plt.close(fig)
-    for client, part in iv.groupby("client"):
+    for client, part in per_client.groupby("client"):
         ax.plot(part["t_s"], part["rate"].astype(float) * scale, label=f"client {client}", linewidth=1)
-    total = iv.groupby("t_s")["rate"].sum().astype(float) * scale
-    ax.plot(total.index, total.values, label="total", linewidth=2, color="black")
+    ax.plot(total["t_s"], total["rate"].astype(float) * scale, label="total", linewidth=2, color="black")
     ax.set(xlabel="seconds into the step", ylabel=f"{op} {unit}", title=f"{step}: {op} throughput per interval")
     ax.legend(loc="best", fontsize="small")
     fig.tight_layout()
@@ -45,17 +52,14 @@ def throughput_over_time(results: Results | str | Path, step: str, op: str = "in
 
 
 def latency_over_time(results: Results | str | Path, step: str, op: str = "insert") -> Figure:
-    """Response-time p50, p99 and maximum of ``op`` per interval of ``step``
-    (all clients: the worst client's value per interval)."""
+    """Response-time p50, p99 and maximum of ``op`` per interval of ``step``,
+    over all clients' operations together (each interval's histograms merged)."""
     r = _one(results)
-    iv = r.intervals[(r.intervals["step"] == step) & (r.intervals["op"] == op)]
-    if iv.empty:
-        raise _native.ConfigError(f"invalid step: no {op} intervals in step {step!r}")
-    worst = iv.groupby("t_s")[["p50_us", "p99_us", "max_us"]].max()
+    _, merged = _intervals(r, step, op)
     fig, ax = plt.subplots(figsize=(8, 4))
     plt.close(fig)
     for col, name in [("p50_us", "p50"), ("p99_us", "p99"), ("max_us", "max")]:
-        ax.plot(worst.index, worst[col] / 1000.0, label=name)
+        ax.plot(merged["t_s"], merged[col].astype(float) / 1000.0, label=name)
     ax.set(xlabel="seconds into the step", ylabel="response time (ms)", yscale="log")
     ax.set_title(f"{step}: {op} response time per interval")
     ax.legend(loc="best", fontsize="small")
@@ -78,7 +82,8 @@ def latency_distribution(
     labels = tables._steps([_one(r) for r in items])
     for r in items:
         res = _one(r)
-        h = res.histograms[(res.histograms["step"] == step) & (res.histograms["op"] == op) & (res.histograms["time"] == time)]
+        hs = res.histograms
+        h = hs[(hs["step"] == step) & (hs["op"] == op) & (hs["time"] == time) & hs["t_s"].isna()]
         if h.empty:
             continue
         blob = _native.merge_histograms([bytes(b) for b in h["histogram"]])

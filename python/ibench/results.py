@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Iterable, Union
+from typing import Iterable, Optional, Union
 
 import pandas as pd
 import pyarrow as pa
@@ -18,7 +18,14 @@ from ibench import _native
 TABLES = ("runs", "steps", "intervals", "histograms")
 """The tables of a run, one Parquet file each."""
 
-COST_COLUMNS = (*_native.COST_COLUMNS, "db_size_before_bytes", "db_size_bytes", "server_max_rss_bytes")
+COST_COLUMNS = (
+    *_native.COST_COLUMNS,
+    "db_size_before_bytes",
+    "db_size_bytes",
+    "tables_size_bytes",
+    "datadir_size_bytes",
+    "server_max_rss_bytes",
+)
 """Per-operation hardware costs in the steps table (docs/results.md)."""
 
 PathLike = Union[str, Path]
@@ -58,7 +65,8 @@ class Results:
         }
         self.runs: pd.DataFrame = self._arrow["runs"].to_pandas()
         self.steps: pd.DataFrame = self._arrow["steps"].to_pandas()
-        # Host rows leave client and count null: pandas' nullable integers keep them integers.
+        # Host rows and all-clients rows leave client (and host rows count)
+        # null: pandas' nullable integers keep them integers.
         nullable = {pa.uint32(): pd.UInt32Dtype(), pa.uint64(): pd.UInt64Dtype()}
         self.intervals: pd.DataFrame = self._arrow["intervals"].to_pandas(types_mapper=nullable.get)
         self.histograms: pd.DataFrame = self._arrow["histograms"].to_pandas()
@@ -99,12 +107,35 @@ class Results:
         """The status of the (first) run: ok, error, interrupted or running."""
         return str(self.runs["status"].iloc[0])
 
-    def percentile(self, step: str, op: str, q: float, time: str = "response") -> float:
-        """Percentile ``q`` (0..100) in µs of ``op`` in ``step``, recomputed from
-        the histograms (merged across the loaded runs)."""
-        rows = self.histograms[
-            (self.histograms["step"] == step) & (self.histograms["op"] == op) & (self.histograms["time"] == time)
-        ]
+    def run_ids(self, run: Optional[str] = None) -> list[str]:
+        """The run ids loaded; with ``run`` (a run id or a label), the one it names."""
+        if run is None:
+            return list(self.runs["run_id"])
+        by_label = self.runs[self.runs["label"] == run]["run_id"]
+        found = [run] if run in set(self.runs["run_id"]) else list(by_label)
+        if not found:
+            raise _native.ConfigError(
+                f"invalid run: {run!r} is neither a run id nor a label of the loaded runs "
+                f"({', '.join(map(str, self.runs['run_id']))})"
+            )
+        return found
+
+    def percentile(
+        self, step: str, op: str, q: float, time: str = "response", run: Optional[str] = None
+    ) -> float:
+        """Percentile ``q`` (0..100) in µs of ``op`` in ``step`` of one run,
+        recomputed from its histogram. With several runs loaded, ``run`` (a
+        run id or a label) says which: percentiles of different runs are
+        never blended."""
+        ids = self.run_ids(run)
+        if len(ids) > 1:
+            raise _native.ConfigError(
+                f"invalid run: {len(ids)} runs are loaded ({', '.join(ids)}); "
+                "say which with run=RUN_ID or run=LABEL"
+            )
+        h = self.histograms
+        whole = h["t_s"].isna() if "t_s" in h.columns else True
+        rows = h[(h["run_id"] == ids[0]) & (h["step"] == step) & (h["op"] == op) & (h["time"] == time) & whole]
         if rows.empty:
             raise _native.ConfigError(f"invalid step: no {time} histogram for {op} in step {step!r}")
         blob = _native.merge_histograms([bytes(b) for b in rows["histogram"]])

@@ -12,11 +12,11 @@ from ibench.results import Results, load
 
 def run(
     db: Optional[str] = None,
-    preset: str = "quick",
+    preset: Optional[str] = None,
     steps: Optional[Sequence[str]] = None,
     out: Union[str, Path, None] = None,
     label: Optional[str] = None,
-    seed: int = 0,
+    seed: Optional[int] = None,
     *,
     config: Union[str, Path, None] = None,
     progress: bool = True,
@@ -28,21 +28,27 @@ def run(
     ``mysql://user:pass@host:port/db?engine=innodb|rocksdb``,
     ``rocksdb:PATH?compaction_style=universal&compression=lz4``, ``null:`` —
     (default: a SQLite file in the run directory, or RocksDB for key/value
-    steps alone); ``preset`` one of quick, small-1, small-4, large-12-cpu,
-    large-12-io (the Insert Benchmark), kv-quick, universal-compression
-    (key/value steps); ``steps`` a list such as ``["l.i0", "l.x", "qr100"]``
-    or ``["fillseq", "overwrite", "readrandom"]``; ``out`` the directory under
-    which the run directory is created (default ``ibench-results``);
-    ``config`` a TOML file of parameters; ``params`` any other parameter
+    steps alone); ``preset`` one of quick (the default), small-1, small-4,
+    large-12-cpu, large-12-io (the Insert Benchmark), kv-quick,
+    universal-compression (key/value steps); ``steps`` a list such as
+    ``["l.i0", "l.x", "qr100"]`` or ``["fillseq", "overwrite", "readrandom"]``;
+    ``out`` the directory under which the run directory is created (default
+    ``ibench-results``); ``seed`` the seed (default 0); ``config`` a TOML file
+    of parameters, which the arguments given here override (arguments left
+    out keep the file's values); ``params`` any other parameter
     (``clients=4``, ``rows_l_i0=10**6``, ``num=10**6``, ``value_size=400``,
-    ``threads=2``, ``delete_per_insert=False``, ...).
+    ``threads=2``, ``delete_per_insert=False``, ``verify="full"``, ...).
 
     The GIL is released while the run executes; Ctrl-C stops it between
     operations, writes the results so far, and raises KeyboardInterrupt.
     A run that ends with an error raises :class:`ibench.Error` naming its
     results directory (load it with :func:`ibench.load`).
     """
-    layer: dict[str, Any] = {"preset": preset, "seed": seed, **params}
+    layer: dict[str, Any] = dict(params)
+    if preset is not None:
+        layer["preset"] = preset
+    if seed is not None:
+        layer["seed"] = seed
     if db is not None:
         layer["db"] = db
     if steps is not None:

@@ -35,15 +35,24 @@ KV_READ_STEPS = ("readrandom", "seekrandom", "readwhilewriting")
 KV_STEPS = KV_WRITE_STEPS + KV_READ_STEPS + ("flush", "waitforcompaction")
 
 RED, GREEN, GREY = "background-color: #f4cccc", "background-color: #d9ead3", "color: #999999"
+NOT_OK = "color: #999999; text-decoration: line-through; font-style: italic"
+"""A cell of a step that did not run its course."""
 
 
 @dataclass
 class Table:
-    """A report table: numbers in ``frame``, presentation in ``styler``."""
+    """A report table: numbers in ``frame``, presentation in ``styler``.
+
+    A cell of a step that did not run its course (status ``timeout``,
+    ``error`` or ``interrupted``) is NaN in ``frame``, never a valid number;
+    ``notes`` holds its status and partial figure (e.g. ``timeout: 812``),
+    which the HTML and Markdown show, struck through.
+    """
 
     title: str
     frame: pd.DataFrame
     styler: Styler
+    notes: Optional[pd.DataFrame] = None
 
     def to_html(self) -> str:
         """A self-contained HTML table (inline styles), with its title as a caption."""
@@ -53,6 +62,9 @@ class Table:
     def to_markdown(self) -> str:
         """A Markdown table with the same numbers (rounded), its title above."""
         shown = self.frame.apply(lambda col: col.map(_fmt))
+        if self.notes is not None:
+            marked = self.notes.reindex_like(shown)
+            shown = shown.where(marked.isna(), marked.map(lambda n: f"~~{n}~~" if isinstance(n, str) else n))
         if isinstance(shown.index, pd.MultiIndex):
             shown.index = pd.Index([" ".join(map(str, key)) for key in shown.index])
         table: str = shown.to_markdown()
@@ -116,10 +128,51 @@ def labels(runs: RunsLike) -> dict[str, str]:
 
 
 def _pivot(steps: pd.DataFrame, values: pd.Series) -> pd.DataFrame:
-    frame = steps.assign(value=values).pivot_table(index="label", columns="step", values="value", sort=False)
+    frame = steps.assign(value=values).pivot_table(
+        index="label", columns="step", values="value", sort=False, aggfunc="first", dropna=False
+    )
     order = _run_order(steps)
     labels = list(dict.fromkeys(steps["label"]))
     return frame.reindex(index=labels, columns=[s for s in order if s in frame.columns])
+
+
+def _not_ok(steps: pd.DataFrame) -> pd.Series:
+    """True for steps that did not run their course."""
+    return steps["status"] != "ok"
+
+
+def _notes(
+    steps: pd.DataFrame, values: pd.Series, fmt: Callable[[object], str], with_values_only: bool = False
+) -> pd.DataFrame:
+    """Per (run, step): ``status: partial value`` for steps whose status is
+    not ok (just the status when there is no value, or nothing when
+    ``with_values_only``), else NaN."""
+
+    def note(status: str, v: object) -> object:
+        has_value = v is not None and not (isinstance(v, float) and pd.isna(v))
+        if has_value:
+            return f"{status}: {fmt(v)}"
+        return None if with_values_only else status
+
+    text = pd.Series([note(st, v) for st, v in zip(steps["status"], values)], index=steps.index, dtype=object)
+    frame = steps.assign(note=text.where(_not_ok(steps))).pivot_table(
+        index="label", columns="step", values="note", sort=False, aggfunc="first", dropna=False
+    )
+    return frame
+
+
+def _valid(steps: pd.DataFrame, values: pd.Series) -> pd.Series:
+    """``values`` with steps that did not run their course set to NaN."""
+    return values.where(~_not_ok(steps))
+
+
+def _marked(frame: pd.DataFrame, notes: pd.DataFrame, fmt: Callable[[object], str]) -> tuple[Styler, pd.DataFrame]:
+    """A styler of ``frame`` whose not-ok cells show their note, struck through."""
+    notes = notes.reindex(index=frame.index, columns=frame.columns)
+    shown = frame.astype(object).where(notes.isna(), notes)
+    styler = shown.style.format(lambda v: v if isinstance(v, str) else fmt(v))
+    styler = styler.apply(lambda _: notes.map(lambda n: NOT_OK if isinstance(n, str) else ""), axis=None)
+    return styler, notes
 
 
 def _throughput(steps: pd.DataFrame) -> pd.Series:
@@ -145,46 +198,65 @@ def throughput(runs: RunsLike) -> Table:
     """Absolute throughput per step: inserts/s (l.i0, l.i1, l.i2 and the
     key/value write steps), indexed rows/s (l.x), queries/s (q steps and the
     key/value read steps). A q step whose background insert rate missed its
-    SLA is greyed."""
+    SLA is greyed; a step that did not run its course shows its status, not
+    a number."""
     steps = _steps(runs)
-    frame = _pivot(steps, _throughput(steps)).dropna(axis=1, how="all")
+    values = _throughput(steps)
+    frame = _pivot(steps, _valid(steps, values))
+    notes = _notes(steps, values, _fmt)
+    keep = [c for c in frame.columns if frame[c].notna().any() or notes.reindex(columns=frame.columns)[c].notna().any()]
+    frame = frame[keep]
     missed = _sla_missed(steps).reindex_like(frame).fillna(False)
-    styler = frame.style.format(_fmt).apply(lambda _: missed.map(lambda m: GREY if m else ""), axis=None)
-    return Table("Throughput (ips, indexed rows/s, qps)", frame, styler)
+    styler, notes = _marked(frame, notes, _fmt)
+    styler = styler.apply(lambda _: missed.map(lambda m: GREY if m else ""), axis=None)
+    return Table("Throughput (ips, indexed rows/s, qps)", frame, styler, notes)
 
 
 def relative(runs: RunsLike, base: Optional[str] = None) -> Table:
     """Throughput relative to the ``base`` run (a label; default the first):
-    red at or below 0.95, green at or above 1.05, grey between."""
+    red at or below 0.95, green at or above 1.05, grey between. A step that
+    did not run its course (in either run) has no ratio: it shows its status."""
     steps = _steps(runs)
-    absolute = _pivot(steps, _throughput(steps)).dropna(axis=1, how="all")
+    absolute = _pivot(steps, _valid(steps, _throughput(steps)))
+    notes = _notes(steps, _throughput(steps), _fmt).reindex(index=absolute.index, columns=absolute.columns)
+    keep = [c for c in absolute.columns if absolute[c].notna().any() or notes[c].notna().any()]
+    absolute, notes = absolute[keep], notes[keep]
     base = base if base is not None else str(absolute.index[0])
     if base not in absolute.index:
         raise _native.ConfigError(f"invalid base: no run labelled {base!r}; labels are {list(absolute.index)}")
     frame = absolute.div(absolute.loc[base], axis=1)
+    # Where the base itself did not run its course, every ratio of that step is void.
+    for step in frame.columns:
+        if isinstance(notes.loc[base, step], str):
+            notes[step] = notes[step].where(notes[step].notna(), f"base {notes.loc[base, step].split(':')[0]}")
 
-    def color(v: float) -> str:
-        if pd.isna(v):
+    def color(v: object) -> str:
+        if not isinstance(v, float) or pd.isna(v):
             return ""
         return RED if v <= 0.95 else GREEN if v >= 1.05 else GREY
 
-    styler = frame.style.format(lambda v: "" if pd.isna(v) else f"{v:.2f}").map(color)
-    return Table(f"Throughput relative to {base}", frame, styler)
+    ratio = lambda v: "" if v is None or pd.isna(v) else f"{v:.2f}"  # noqa: E731
+    notes = notes.map(lambda n: n.split(":")[0] if isinstance(n, str) else n)
+    styler, notes = _marked(frame, notes, ratio)
+    styler = styler.map(color)
+    return Table(f"Throughput relative to {base}", frame, styler, notes)
 
 
 def background_inserts(runs: RunsLike) -> Table:
     """The background insert rate achieved in each q step, SLA misses (below
-    95% of the target) in red."""
+    95% of the target, and every q step that did not run its course) in red."""
     steps = _steps(runs)
     q = steps[steps["step"].str.match(r"q[rp]\d+$")]
-    frame = _pivot(q, q["ips"])
+    frame = _pivot(q, _valid(q, q["ips"]))
+    notes = _notes(q, q["ips"], _fmt)
     target = _pivot(q, q["target_ips"])
     missed = _sla_missed(q).reindex_like(frame).fillna(False)
-    styler = frame.style.format(_fmt).apply(lambda _: missed.map(lambda m: RED if m else ""), axis=None)
+    styler, notes = _marked(frame, notes, _fmt)
+    styler = styler.apply(lambda _: missed.map(lambda m: RED if m else ""), axis=None)
     title = "Background inserts/s in q steps (target " + ", ".join(
         f"{s}: {t:,.0f}" for s, t in target.max().items()
     ) + "); red: SLA missed"
-    return Table(title, frame, styler)
+    return Table(title, frame, styler, notes)
 
 
 def latency(runs: RunsLike, op: str = "insert", time: str = "resp") -> Table:
@@ -193,15 +265,22 @@ def latency(runs: RunsLike, op: str = "insert", time: str = "resp") -> Table:
     if op not in ("insert", "delete", "query") or time not in ("resp", "svc"):
         raise _native.ConfigError(f"invalid op/time: {op!r}/{time!r}; expected insert|delete|query and resp|svc")
     steps = _steps(runs)
-    parts = []
+    parts, note_parts = [], []
     for p in ("p50", "p90", "p99", "p999", "max"):
-        part = _pivot(steps, steps[f"{op}_{time}_{p}_us"])
-        part.index = pd.MultiIndex.from_product([part.index, [p]], names=["label", "percentile"])
+        column = steps[f"{op}_{time}_{p}_us"]
+        part = _pivot(steps, _valid(steps, column))
+        notes = _notes(steps, column, _fmt, with_values_only=True).reindex(index=part.index, columns=part.columns)
+        for frame_part in (part, notes):
+            frame_part.index = pd.MultiIndex.from_product([frame_part.index, [p]], names=["label", "percentile"])
         parts.append(part)
-    frame = pd.concat(parts).sort_index(level=0, sort_remaining=False).dropna(axis=1, how="all")
-    styler = frame.style.format(_fmt)
+        note_parts.append(notes)
+    frame = pd.concat(parts).sort_index(level=0, sort_remaining=False)
+    all_notes = pd.concat(note_parts).reindex(index=frame.index)
+    keep = [c for c in frame.columns if frame[c].notna().any() or all_notes[c].notna().any()]
+    frame, all_notes = frame[keep], all_notes[keep]
+    styler, all_notes = _marked(frame, all_notes, _fmt)
     kind = "response" if time == "resp" else "service"
-    return Table(f"{op} {kind} time (µs)", frame, styler)
+    return Table(f"{op} {kind} time (µs)", frame, styler, all_notes)
 
 
 def what_differs(runs: RunsLike) -> Table:

@@ -3,6 +3,7 @@
 
 mod gen;
 mod run;
+pub mod summary;
 
 use clap::{Parser, Subcommand};
 use std::ffi::OsString;
@@ -28,7 +29,7 @@ enum Command {
 
 /// Runs the command line `args` (the first is the program name) and returns
 /// the process exit code: 0 on success, 1 when the work failed, 2 for a usage
-/// error.
+/// error, 128 + N when signal N stopped a run.
 pub fn main<I, T>(args: I) -> i32
 where
     I: IntoIterator<Item = T>,
@@ -42,12 +43,12 @@ where
         }
     };
     let outcome = match cli.command {
-        Command::Gen(cmd) => gen::run(cmd),
+        Command::Gen(cmd) => gen::run(cmd).map(|()| 0),
         Command::Run(args) => run::run(*args),
-        Command::Report(args) => report(args),
+        Command::Report(args) => report(args).map(|()| 0),
     };
     match outcome {
-        Ok(()) => 0,
+        Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e}");
             1

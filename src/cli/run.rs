@@ -1,15 +1,17 @@
 //! `ibench run`: the Insert Benchmark on a database, with progress and a summary.
 
+use super::summary;
 use crate::error::{Error, Result};
 use crate::exec::{self, Observer};
 use crate::results::{RunRow, StepRow};
+use crate::stop::Stop;
 use crate::workload::Config;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{json, Map, Value};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -98,6 +100,15 @@ pub(super) struct RunArgs {
     /// Length of the per-interval series in seconds (default 1).
     #[arg(long)]
     interval_seconds: Option<f64>,
+    /// What verify checks: quick (key bounds and sampled rows after each
+    /// write step, exact counts at the end), full (exact counts after every
+    /// write step too) or off (default quick).
+    #[arg(long)]
+    verify: Option<String>,
+    /// Commits the deleter may fall behind its inserter before the inserter
+    /// waits (default 8).
+    #[arg(long)]
+    max_delete_lag: Option<u32>,
     /// Key/value steps: the key space [0, NUM); fills write NUM keys.
     #[arg(long)]
     num: Option<u64>,
@@ -186,6 +197,8 @@ impl RunArgs {
         put("shared_table", self.shared_table.then_some(Value::from(true)));
         put("max_seconds", self.max_seconds.map(Value::from));
         put("interval_seconds", self.interval_seconds.map(Value::from));
+        put("verify", self.verify.clone().map(Value::from));
+        put("max_delete_lag", self.max_delete_lag.map(Value::from));
         m
     }
 }
@@ -200,7 +213,7 @@ struct Progress {
 impl Observer for Progress {
     fn run_started(&self, run: &RunRow, dir: &Path) {
         if !self.quiet {
-            eprintln!("{}", run.start_line(dir));
+            eprintln!("{}", summary::start_line(run, dir));
         }
         // Warnings are shown even with --quiet: they say the figures may mislead.
         for w in &run.warnings {
@@ -227,6 +240,9 @@ impl Observer for Progress {
         bar.enable_steady_tick(Duration::from_millis(200));
         *self.bar.lock().unwrap_or_else(|p| p.into_inner()) = Some(bar);
     }
+    fn warning(&self, message: &str) {
+        eprintln!("warning: {message}");
+    }
     fn step_progress(&self, _step: &str, rows: u64, _elapsed: Duration) {
         if let Some(bar) = self.bar.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
             bar.set_position(rows);
@@ -237,117 +253,71 @@ impl Observer for Progress {
             bar.finish_and_clear();
         }
         if !self.quiet {
-            eprintln!("{}", row.summary_line());
+            eprintln!("{}", summary::step_line(row));
         }
     }
 }
 
-fn ms(v: Option<f64>) -> String {
-    v.filter(|v| !v.is_nan())
-        .map_or("-".into(), |v| format!("{:.2}", v / 1000.0))
-}
-
-/// The end-of-run table: throughput and p99 latencies per step.
-fn summary(steps: &[StepRow]) -> String {
-    let w = steps.iter().map(|s| s.step.len()).max().unwrap_or(0).max(7);
-    let engine = steps.iter().any(|s| s.engine.is_some());
-    let mut out = format!(
-        "{:>w$} {:>9} {:>9} {:>10} {:>10} {:>9} {:>10} {:>10} {:>10} {:>5} {:>8} {:>8} {:>8} {:>8} {:>8}",
-        "step",
-        "status",
-        "secs",
-        "ips",
-        "dps",
-        "qps",
-        "ins p99",
-        "ins svc",
-        "qry p99",
-        "SLA",
-        "verified",
-        "cpupq",
-        "client",
-        "server",
-        "wkbpi"
-    );
-    if engine {
-        out += &format!(" {:>6} {:>7} {:>8} {:>8}", "w_amp", "stall%", "c_csecs", "sst MB");
-    }
-    out += "\n";
-    for s in steps {
-        let p99 = |op: crate::metrics::Op, service: bool| {
-            s.latencies
-                .iter()
-                .find(|(o, _, _)| *o == op)
-                .map(|(_, r, v)| if service { v[2] } else { r[2] })
-        };
-        let costs = s.costs();
-        let cost = |i: usize| costs[i].map_or("-".to_string(), |v| format!("{v:.1}"));
-        out += &format!(
-            "{:>w$} {:>9} {:>9.1} {:>10.0} {:>10.0} {:>9.0} {:>10} {:>10} {:>10} {:>5} {:>8} {:>8} {:>8} {:>8} {:>8}",
-            s.step,
-            s.status,
-            s.elapsed_s,
-            s.ips(),
-            s.dps(),
-            s.qps(),
-            ms(p99(crate::metrics::Op::Insert, false)),
-            ms(p99(crate::metrics::Op::Insert, true)),
-            ms(p99(crate::metrics::Op::Query, false)),
-            s.sla_ok.map_or("-", |ok| if ok { "yes" } else { "NO" }),
-            s.verified.map_or("-", |ok| if ok { "yes" } else { "NO" }),
-            cost(0),
-            cost(1),
-            cost(2),
-            cost(5),
-        );
-        if let Some(e) = &s.engine {
-            let f = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
-            out += &format!(
-                " {:>6} {:>7} {:>8.1} {:>8.1}",
-                f(e.w_amp()),
-                f(e.stall_pct(s.elapsed_s)),
-                e.compaction_cpu_s,
-                e.live_sst_bytes as f64 / 1e6
-            );
+/// Turns SIGINT, SIGTERM and SIGHUP into stop requests: the run stops
+/// between operations, cancels long statements, restores what it changed on
+/// the server and writes its results. Further signals never cut that short
+/// (SIGKILL does). Returns the first signal's number, once one came.
+fn stop_on_signals(stop: Arc<Stop>) -> Result<(signal_hook::iterator::Handle, Arc<AtomicI32>)> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]).map_err(|source| Error::Io {
+        action: "cannot handle signals for",
+        path: "ibench run".into(),
+        source,
+    })?;
+    let handle = signals.handle();
+    let first = Arc::new(AtomicI32::new(0));
+    let seen = first.clone();
+    std::thread::spawn(move || {
+        for signal in signals.forever() {
+            let _ = seen.compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst);
+            if stop.request() == 1 {
+                eprintln!("stopping: the running step ends between operations and its results are written");
+            } else {
+                eprintln!(
+                    "still stopping: ibench restores the server settings it changed and writes its results first (SIGKILL abandons them)"
+                );
+            }
         }
-        out += "\n";
-    }
-    out + "(latencies in ms: response-time p99 of inserts and queries, and the inserts' service-time p99;\n \
-           cpupq, client, server: host, ibench and server CPU µs per insert (load steps) or query (q steps);\n \
-           wkbpi: KB written to disk per operation; key/value steps: per pair written or per read)"
+    });
+    Ok((handle, first))
 }
 
-pub(super) fn run(args: RunArgs) -> Result<()> {
+/// Runs `ibench run`; returns the exit code: 0, 1 when the run failed, 128 +
+/// the signal's number when a signal stopped it.
+pub(super) fn run(args: RunArgs) -> Result<i32> {
     let mut layers = Vec::new();
     if let Some(path) = &args.config {
         layers.push(Config::layer_from_toml(path)?);
     }
     layers.push(args.layer());
     let config = Config::resolve(&layers)?;
-    let stop = Arc::new(AtomicBool::new(false));
-    let flag = stop.clone();
-    // A second Ctrl-C falls through to the default: the process ends at once.
-    let _ = ctrlc::set_handler(move || {
-        if flag.swap(true, Ordering::SeqCst) {
-            std::process::exit(130);
-        }
-    });
+    let stop = Arc::new(Stop::new());
+    let (signals, signal) = stop_on_signals(stop.clone())?;
     let observer = Progress {
         bar: Mutex::new(None),
         terminal: std::io::stderr().is_terminal(),
         quiet: args.quiet,
     };
-    let outcome = exec::run(&config, &args.out, &observer, &stop)?;
-    println!("{}", summary(&outcome.results.steps));
+    let outcome = exec::run(&config, &args.out, &observer, &stop);
+    signals.close();
+    let outcome = outcome?;
+    println!("{}", summary::table(&outcome.results.steps, Some(&outcome.results.run)));
     println!("results: {}", outcome.dir.display());
-    match outcome.results.run.status.as_str() {
-        "ok" => Ok(()),
-        status => Err(Error::database(
-            outcome.results.run.target.clone(),
-            format!(
-                "run {status}: {}",
-                outcome.results.run.error.clone().unwrap_or_default()
-            ),
-        )),
+    let run = &outcome.results.run;
+    match (run.status.as_str(), signal.load(Ordering::SeqCst)) {
+        ("ok", _) => Ok(0),
+        ("interrupted", n) if n > 0 => {
+            eprintln!("error: run interrupted by signal {n}");
+            Ok(128 + n)
+        }
+        (status, _) => {
+            eprintln!("error: run {status}: {}", run.error.clone().unwrap_or_default());
+            Ok(1)
+        }
     }
 }

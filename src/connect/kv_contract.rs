@@ -65,7 +65,8 @@ pub(crate) fn round_trip(s: &mut dyn KvSession, table: &str) {
     assert!(s.get(table, &key(1_000 + 34_999), &mut v).unwrap());
     assert_eq!(v, 34_999u64.to_le_bytes());
 
-    s.flush(table).unwrap();
-    s.wait_for_compaction(table).unwrap();
+    let stop = crate::stop::Stop::new();
+    assert!(s.flush(table, &stop).unwrap().is_empty());
+    assert!(s.wait_for_compaction(table, &stop).unwrap().is_empty());
     assert_eq!(s.count(table).unwrap(), 4 + 35_000);
 }

@@ -8,11 +8,13 @@ mod null;
 mod postgres;
 #[cfg(feature = "rocksdb")]
 mod rocks;
+mod secrets;
 mod sqlite;
 
 use crate::error::{Error, Result};
 use crate::gen::{KvBatch, RangeQuery, Row, Rows};
 use crate::metrics::EngineCounters;
+use crate::stop::{Interrupter, Stop};
 use std::ops::Range;
 
 pub use mysql::MysqlConnector;
@@ -20,17 +22,36 @@ pub use null::NullConnector;
 pub use postgres::PostgresConnector;
 #[cfg(feature = "rocksdb")]
 pub use rocks::RocksdbConnector;
+pub use secrets::{redact, redact_setting};
 pub use sqlite::SqliteConnector;
 
-/// A table's row count and key bounds, as the database reports them.
+/// A table's key bounds and, when asked for, its row count, as the database reports them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Bounds {
-    /// `COUNT(*)`.
-    pub count: u64,
+    /// `COUNT(*)`, when counted (a full scan: verify counts only when asked to).
+    pub count: Option<u64>,
     /// The smallest primary key, if any row.
     pub min: Option<u64>,
     /// The largest primary key, if any row.
     pub max: Option<u64>,
+}
+
+/// How much room a database takes: the database as its DBMS defines it,
+/// the benchmark's tables alone, and the server's whole data directory.
+/// Each is None when unknown (an embedded database in memory, a remote
+/// server's files).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Sizes {
+    /// PostgreSQL `pg_database_size`; MySQL the schema's directory (InnoDB)
+    /// or `.rocksdb` (MyRocks); SQLite the file and its WAL; RocksDB its directory.
+    pub database: Option<u64>,
+    /// The benchmark's tables: PostgreSQL `pg_total_relation_size`, InnoDB
+    /// their `.ibd` files, MyRocks `information_schema.tables`, SQLite its used pages.
+    pub tables: Option<u64>,
+    /// The whole data directory of a local server (its files' sizes, like `du -b`).
+    pub datadir: Option<u64>,
+    /// How they were measured, when it matters (a fallback to estimates).
+    pub note: Option<String>,
 }
 
 /// A database that can hold Insert Benchmark tables.
@@ -45,8 +66,14 @@ pub trait Connector: Send + Sync {
     fn settings(&self) -> Vec<(String, String)>;
     /// Opens a session: one connection for one thread.
     fn session(&self) -> Result<Box<dyn Session>>;
-    /// Bytes the database occupies, when known.
-    fn size_bytes(&self) -> Option<u64>;
+    /// How much room the database takes now; `tables` names the benchmark's tables.
+    fn sizes(&self, tables: &[String]) -> Sizes;
+    /// The local file or directory holding the data (the database's file,
+    /// a local server's data directory), for the disk it lives on; None for
+    /// remote or in-memory databases.
+    fn data_path(&self) -> Option<std::path::PathBuf> {
+        None
+    }
     /// Names of the server's processes when the server runs on this host
     /// (their CPU and memory are measured apart from the client's); empty for
     /// embedded or remote databases.
@@ -103,16 +130,42 @@ pub trait KvSession: Send {
     /// The number of pairs.
     fn count(&mut self, table: &str) -> Result<u64>;
     /// Makes written pairs durable in the table's files (RocksDB: flush the
-    /// memtable; SQL: a checkpoint).
-    fn flush(&mut self, table: &str) -> Result<()>;
+    /// memtable; SQL: a checkpoint). Returns what it skipped, and why (a
+    /// privilege the user lacks).
+    fn flush(&mut self, table: &str, stop: &Stop) -> Result<Vec<String>>;
     /// Waits until background work is done (RocksDB: no compaction pending
-    /// or running; SQL: the wait step's maintenance).
-    fn wait_for_compaction(&mut self, table: &str) -> Result<()>;
+    /// or running; SQL: the wait step's maintenance), or a stop is
+    /// requested. Returns what it skipped, and why.
+    fn wait_for_compaction(&mut self, table: &str, stop: &Stop) -> Result<Vec<String>>;
+    /// Cancels this session's running statement from another thread.
+    fn interrupter(&self) -> Option<Interrupter> {
+        None
+    }
 }
 
 /// True for a host name or address of this machine.
 pub(crate) fn is_local(host: &str) -> bool {
     host.starts_with('/') || ["127.0.0.1", "localhost", "::1", "[::1]"].contains(&host) || host.starts_with("127.")
+}
+
+/// The size of the files under `path` (their lengths, like `du -b`); None
+/// when `path` cannot be read.
+pub(crate) fn files_size(path: &std::path::Path) -> Option<u64> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if !meta.is_dir() {
+        return Some(meta.len());
+    }
+    let mut total = 0;
+    for entry in std::fs::read_dir(path).ok()? {
+        let entry = entry.ok()?;
+        let meta = entry.metadata().ok()?;
+        total += if meta.is_dir() {
+            files_size(&entry.path()).unwrap_or(0)
+        } else {
+            meta.len()
+        };
+    }
+    Some(total)
 }
 
 /// One connection, used by one thread.
@@ -130,12 +183,20 @@ pub trait Session: Send {
     fn range_query(&mut self, table: &str, query: &RangeQuery, indexed: bool) -> Result<usize>;
     /// Runs a primary-key multi-get; returns rows found.
     fn point_query(&mut self, table: &str, keys: &[u64]) -> Result<usize>;
-    /// The maintenance of the wait step.
-    fn maintain(&mut self, tables: &[String]) -> Result<()>;
-    /// Row count and key bounds, or `None` when the database keeps no rows.
-    fn bounds(&mut self, table: &str) -> Result<Option<Bounds>>;
+    /// The maintenance of the wait step; waits it does end early when a stop
+    /// is requested. Settings it changes are restored before it returns, on
+    /// every path. Returns what it skipped, and why (a privilege the user lacks).
+    fn maintain(&mut self, tables: &[String], stop: &Stop) -> Result<Vec<String>>;
+    /// The smallest and largest key through the primary key (one row each),
+    /// and the row count when `count` (a full scan); `None` when the
+    /// database keeps no rows.
+    fn bounds(&mut self, table: &str, count: bool) -> Result<Option<Bounds>>;
     /// The stored rows with these keys (for verify), in key order.
     fn rows(&mut self, table: &str, keys: &[u64]) -> Result<Vec<Row>>;
+    /// Cancels this session's running statement from another thread.
+    fn interrupter(&self) -> Option<Interrupter> {
+        None
+    }
 }
 
 /// Opens the connector a DSN names: `sqlite:PATH`, `sqlite::memory:`,
@@ -187,41 +248,23 @@ pub fn open(dsn: &str) -> Result<Box<dyn Connector>> {
 
 /// A connector may quote the DSN in its error: never with the password.
 fn hide_password(dsn: &str, e: Error) -> Error {
-    match password(dsn) {
-        Some(p) if e.to_string().contains(p) => Error::config("db", e.to_string().replace(p, "***")),
-        _ => e,
+    let clean = |t: String| secrets::clean(dsn, &t);
+    match e {
+        Error::Database { target, message, kind } => Error::Database {
+            target: clean(target),
+            message: clean(message),
+            kind,
+        },
+        Error::Config { name, message } => Error::Config {
+            name,
+            message: clean(message),
+        },
+        Error::Step { step, message } => Error::Step {
+            step,
+            message: clean(message),
+        },
+        other => other,
     }
-}
-
-/// The password of a `scheme://user:pass@host` or `... password=pass ...` DSN.
-fn password(dsn: &str) -> Option<&str> {
-    if let Some(p) = dsn.split_whitespace().find_map(|w| w.strip_prefix("password=")) {
-        return (!p.is_empty()).then_some(p);
-    }
-    let (_, rest) = dsn.split_once("://")?;
-    let (userinfo, _) = rest.rsplit_once('@')?;
-    let (_, pass) = userinfo.split_once(':')?;
-    (!pass.is_empty()).then_some(pass)
-}
-
-/// The DSN with any password replaced by `***` (`scheme://user:pass@host`
-/// and `password=...` forms).
-pub fn redact(dsn: &str) -> String {
-    if !dsn.contains("://") && dsn.contains("password=") {
-        let words: Vec<&str> = dsn
-            .split_whitespace()
-            .map(|w| if w.starts_with("password=") { "password=***" } else { w })
-            .collect();
-        return words.join(" ");
-    }
-    if let Some((scheme, rest)) = dsn.split_once("://") {
-        if let Some((userinfo, host)) = rest.rsplit_once('@') {
-            if let Some((user, _)) = userinfo.split_once(':') {
-                return format!("{scheme}://{user}:***@{host}");
-            }
-        }
-    }
-    dsn.to_string()
 }
 
 #[cfg(test)]
@@ -230,22 +273,17 @@ mod tests {
 
     #[test]
     fn passwords_never_reach_an_error_message() {
-        let e = open("null://bob:s3cret@host/x").err().expect("an error").to_string();
-        assert!(!e.contains("s3cret"), "{e}");
-    }
-
-    #[test]
-    fn passwords_never_survive_redaction() {
-        assert_eq!(
-            redact("postgres://bob:s3cret@db:5432/x"),
-            "postgres://bob:***@db:5432/x"
-        );
-        assert_eq!(redact("sqlite:/tmp/x.db"), "sqlite:/tmp/x.db");
-        assert_eq!(
-            redact("host=h user=u password=p dbname=d"),
-            "host=h user=u password=*** dbname=d"
-        );
-        assert_eq!(redact("mysql://u:p@ss@h/d"), "mysql://u:***@h/d");
+        // Malformed DSNs of every form, each with a password: the error names the DSN, not the password.
+        for dsn in [
+            "oracle://bob:s3cret@host/x",
+            "postgres://bob@127.0.0.1:1/x?password=s3cret&connect_timeout=oops",
+            "host=127.0.0.1 port=notaport password='s3cret word' dbname=x",
+            "mysql://bob:s3cret@127.0.0.1:1/x?engine=nonsense",
+            "mysql://bob@127.0.0.1:1/x?password=s3cret&engine=nonsense",
+        ] {
+            let e = open(dsn).err().expect("an error").to_string();
+            assert!(!e.contains("s3cret"), "{dsn}: {e}");
+        }
     }
 
     #[test]

@@ -17,13 +17,16 @@
 //! MyRocks: the memtable); waiting for compaction is the wait step's
 //! maintenance.
 
-use super::{Bounds, Connector, KvSession, Session};
+use super::{Bounds, Connector, KvSession, Session, Sizes};
 use crate::civil::{self, Civil};
-use crate::error::{Error, Result};
+use crate::error::{DbErrorKind, Error, Result};
 use crate::gen::{KvBatch, RangeQuery, Row, Rows, SecondaryIndex};
+use crate::stop::{Interrupter, Stop};
 use mysql::prelude::Queryable;
 use mysql::{Conn, Opts, OptsBuilder, Params, TxOpts, Value};
 use std::ops::Range;
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -54,21 +57,54 @@ pub struct MysqlConnector {
     engine: Engine,
     engine_options: String,
     target: String,
+    /// The server's `datadir` when it runs on this host, read once.
+    datadir: OnceLock<Option<PathBuf>>,
 }
 
-/// Maps a server error, marking deadlocks (1213) and lock wait timeouts (1205) retryable.
+/// Maps a server error to its kind: deadlocks (1213) and lock wait timeouts
+/// (1205) are retryable; a missing privilege (1227 SUPER and the like, 1142
+/// on a table, 1044 on a database) is skipped by maintenance; 1317 is a
+/// statement killed by `KILL QUERY` (a stop request).
 fn my_err(target: &str, what: &str, e: mysql::Error) -> Error {
     match e {
         mysql::Error::MySqlError(m) => {
-            let message = format!("{what}: {} ({})", m.message, m.code);
-            if m.code == 1213 || m.code == 1205 {
-                Error::retryable(target, message)
-            } else {
-                Error::database(target, message)
-            }
+            let kind = match m.code {
+                1213 | 1205 => DbErrorKind::Retryable,
+                1227 | 1142 | 1044 | 1370 => DbErrorKind::Privilege,
+                1317 | 3024 | 1969 => DbErrorKind::Canceled,
+                _ => DbErrorKind::Other,
+            };
+            Error::database_kind(target, format!("{what}: {} ({})", m.message, m.code), kind)
         }
         other => Error::database(target, format!("{what}: {other}")),
     }
+}
+
+/// Runs a privileged maintenance statement: a missing privilege is a note
+/// of what was skipped, not a failure.
+fn privileged(what: &str, result: Result<()>, notes: &mut Vec<String>) -> Result<bool> {
+    match result {
+        Ok(()) => Ok(true),
+        Err(e) if e.is_privilege() => {
+            notes.push(format!("{what} skipped: {e}"));
+            Ok(false)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// A schema or table name as MySQL names its file: letters, digits and `_`
+/// as they are, any other character as `@` and four hex digits.
+fn file_name(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c.to_string()
+            } else {
+                format!("@{:04x}", c as u32)
+            }
+        })
+        .collect()
 }
 
 impl MysqlConnector {
@@ -114,6 +150,7 @@ impl MysqlConnector {
             engine,
             engine_options,
             target,
+            datadir: OnceLock::new(),
         };
         let mut conn = connector.connect()?;
         let supported: Option<String> = conn
@@ -148,12 +185,44 @@ impl MysqlConnector {
     fn open_session(&self) -> Result<MysqlSession> {
         Ok(MysqlSession {
             conn: self.connect()?,
+            opts: self.opts.clone(),
             inserts: std::collections::HashMap::new(),
             kv_puts: std::collections::HashMap::new(),
             engine: self.engine,
             engine_options: self.engine_options.clone(),
             target: self.target.clone(),
         })
+    }
+
+    fn local(&self) -> bool {
+        self.opts.get_socket().is_some() || super::is_local(&self.opts.get_ip_or_hostname())
+    }
+
+    /// Sizes from `information_schema`: estimates (InnoDB's come from its
+    /// statistics, which MySQL 8 caches for up to a day).
+    fn estimated_sizes(&self, tables: &[String]) -> Option<(u64, u64)> {
+        let mut c = self.connect().ok()?;
+        let all: Option<u64> = c
+            .query_first(
+                "SELECT CAST(COALESCE(SUM(data_length + index_length), 0) AS UNSIGNED)
+                 FROM information_schema.tables WHERE table_schema = DATABASE()",
+            )
+            .ok()
+            .flatten();
+        let mine: u64 = tables
+            .iter()
+            .filter_map(|t| {
+                c.exec_first::<Option<u64>, _, _>(
+                    "SELECT CAST(data_length + index_length AS UNSIGNED) FROM information_schema.tables
+                     WHERE table_schema = DATABASE() AND table_name = ?",
+                    (t,),
+                )
+                .ok()
+                .flatten()
+                .flatten()
+            })
+            .sum();
+        Some((all?, mine))
     }
 }
 
@@ -198,11 +267,23 @@ impl Connector for MysqlConnector {
         Ok(out)
     }
     fn server_processes(&self) -> Vec<&'static str> {
-        if self.opts.get_socket().is_some() || super::is_local(&self.opts.get_ip_or_hostname()) {
+        if self.local() {
             vec!["mariadbd", "mysqld"]
         } else {
             Vec::new()
         }
+    }
+    fn data_path(&self) -> Option<PathBuf> {
+        if !self.local() {
+            return None;
+        }
+        self.datadir
+            .get_or_init(|| {
+                let mut c = self.connect().ok()?;
+                let dir: Option<String> = c.query_first("SELECT @@datadir").ok()?;
+                dir.map(PathBuf::from)
+            })
+            .clone()
     }
     fn session(&self) -> Result<Box<dyn Session>> {
         Ok(Box::new(self.open_session()?))
@@ -210,19 +291,58 @@ impl Connector for MysqlConnector {
     fn kv_session(&self) -> Result<Box<dyn KvSession>> {
         Ok(Box::new(self.open_session()?))
     }
-    fn size_bytes(&self) -> Option<u64> {
-        let mut c = self.connect().ok()?;
-        c.query_first::<Option<u64>, _>(
-            "SELECT SUM(data_length + index_length) FROM information_schema.tables WHERE table_schema = DATABASE()",
-        )
-        .ok()
-        .flatten()
-        .flatten()
+    fn sizes(&self, tables: &[String]) -> Sizes {
+        // A local server's files say what is on disk now; information_schema
+        // holds estimates (and MySQL 8 caches them for up to a day).
+        let files = self
+            .data_path()
+            .filter(|d| std::fs::read_dir(d).is_ok())
+            .and_then(|datadir| {
+                let schema = datadir.join(file_name(self.opts.get_db_name()?));
+                let database = match self.engine {
+                    Engine::InnoDb => super::files_size(&schema)?,
+                    // MyRocks keeps every schema's data in one RocksDB instance.
+                    Engine::RocksDb => super::files_size(&datadir.join(".rocksdb"))?,
+                };
+                let table_files = match self.engine {
+                    Engine::InnoDb => {
+                        let ibd: Vec<_> = tables
+                            .iter()
+                            .map(|t| super::files_size(&schema.join(format!("{}.ibd", file_name(t)))))
+                            .collect();
+                        // No .ibd files (innodb_file_per_table=OFF): the tables live in the system tablespace.
+                        ibd.iter().all(Option::is_some).then(|| ibd.iter().flatten().sum())
+                    }
+                    Engine::RocksDb => None,
+                };
+                Some((database, table_files, super::files_size(&datadir)))
+            });
+        match files {
+            Some((database, table_files, datadir)) => Sizes {
+                database: Some(database),
+                // MyRocks' tables share its SST files: their size is what it reports.
+                tables: table_files.or_else(|| self.estimated_sizes(tables).map(|e| e.1)),
+                datadir,
+                note: None,
+            },
+            None => {
+                let estimated = self.estimated_sizes(tables);
+                Sizes {
+                    database: estimated.map(|e| e.0),
+                    tables: estimated.map(|e| e.1),
+                    datadir: None,
+                    note: Some("information_schema estimates: the server's data directory is not readable here".into()),
+                }
+            }
+        }
     }
 }
 
 struct MysqlSession {
     conn: Conn,
+    /// For a second connection: cancelling a statement, restoring a setting
+    /// after this connection was lost.
+    opts: Opts,
     inserts: std::collections::HashMap<(String, usize, bool), mysql::Statement>,
     /// The key/value upserts by (table, pairs).
     kv_puts: std::collections::HashMap<(String, usize), mysql::Statement>,
@@ -272,40 +392,65 @@ impl MysqlSession {
         Ok(row.and_then(|(_, v)| v.parse().ok()).unwrap_or(0))
     }
 
-    /// InnoDB: lowers the dirty-page limit until the buffer pool is written
-    /// back (for up to 5 minutes), then restores it.
-    fn write_back_dirty_pages(&mut self) -> Result<()> {
-        let old: Option<f64> = self
+    /// Sets a global variable, restoring its old value when the returned
+    /// guard is dropped (on every path: error, stop, panic). None, with a
+    /// note, when the user lacks the privilege (SUPER, SYSTEM_VARIABLES_ADMIN).
+    fn set_global(&mut self, name: &str, value: &str, notes: &mut Vec<String>) -> Result<Option<Restore>> {
+        let old: Option<String> = self
             .conn
-            .query_first("SELECT @@GLOBAL.innodb_max_dirty_pages_pct")
-            .map_err(|e| my_err(&self.target, "read innodb_max_dirty_pages_pct", e))?;
-        self.run(
-            "lower innodb_max_dirty_pages_pct",
-            "SET GLOBAL innodb_max_dirty_pages_pct = 0",
-        )?;
-        let flushed = self.wait_until(Duration::from_secs(300), |s| {
+            .query_first(format!("SELECT CAST(@@GLOBAL.{name} AS CHAR)"))
+            .map_err(|e| my_err(&self.target, &format!("read {name}"), e))?;
+        let set = self.run(&format!("SET GLOBAL {name}"), &format!("SET GLOBAL {name} = {value}"));
+        if !privileged(&format!("SET GLOBAL {name} = {value}"), set, notes)? {
+            return Ok(None);
+        }
+        Ok(Some(Restore {
+            opts: self.opts.clone(),
+            target: self.target.clone(),
+            name: name.to_string(),
+            value: old.unwrap_or_default(),
+            restored: false,
+        }))
+    }
+
+    /// InnoDB: lowers the dirty-page limit until the buffer pool is written
+    /// back (for up to 5 minutes, or until a stop), then restores it.
+    fn write_back_dirty_pages(&mut self, stop: &Stop, notes: &mut Vec<String>) -> Result<()> {
+        let Some(mut restore) = self.set_global("innodb_max_dirty_pages_pct", "0", notes)? else {
+            return Ok(());
+        };
+        let flushed = self.wait_until(Duration::from_secs(300), stop, |s| {
             Ok(s.status("Innodb_buffer_pool_pages_dirty")? < 16)
         });
-        let restored = self.run(
-            "restore innodb_max_dirty_pages_pct",
-            &format!("SET GLOBAL innodb_max_dirty_pages_pct = {}", old.unwrap_or(90.0)),
-        );
+        let restored = restore.now(Some(&mut self.conn));
         flushed.and(restored)
     }
 
     /// The wait step's maintenance: InnoDB writes back its dirty pages,
     /// MyRocks flushes the memtable and compacts L0 and waits (up to 5
     /// minutes) until compaction is quiet; then ANALYZE TABLE of each table.
-    fn settle_and_analyze<'a>(&mut self, tables: impl IntoIterator<Item = &'a str>) -> Result<()> {
+    /// A stop request ends the waits; statements needing a privilege the
+    /// user lacks are skipped with a note.
+    fn settle_and_analyze<'a>(
+        &mut self,
+        tables: impl IntoIterator<Item = &'a str>,
+        stop: &Stop,
+    ) -> Result<Vec<String>> {
+        let mut notes = Vec::new();
         match self.engine {
-            Engine::InnoDb => self.write_back_dirty_pages()?,
+            Engine::InnoDb => self.write_back_dirty_pages(stop, &mut notes)?,
             Engine::RocksDb => {
-                self.run(
+                let flush = self.run(
                     "flush memtable and L0",
                     "SET GLOBAL rocksdb_force_flush_memtable_and_lzero_now = 1",
+                );
+                privileged(
+                    "SET GLOBAL rocksdb_force_flush_memtable_and_lzero_now = 1",
+                    flush,
+                    &mut notes,
                 )?;
                 let mut last = u64::MAX;
-                self.wait_until(Duration::from_secs(300), |s| {
+                self.wait_until(Duration::from_secs(300), stop, |s| {
                     let written = s.status("Rocksdb_compact_write_bytes")?;
                     let running = s.status("Rocksdb_manual_compactions_running")?;
                     let quiet = running == 0 && written == last;
@@ -315,12 +460,15 @@ impl MysqlSession {
             }
         }
         for t in tables {
+            if stop.requested() {
+                break;
+            }
             let _: Vec<mysql::Row> = self
                 .conn
                 .query(format!("ANALYZE TABLE {t}"))
                 .map_err(|e| my_err(&self.target, "analyze", e))?;
         }
-        Ok(())
+        Ok(notes)
     }
 
     /// The upsert of `n` pairs into `table`, prepared once per batch size.
@@ -341,13 +489,69 @@ impl MysqlSession {
         Ok(s)
     }
 
-    /// Polls `done` every 100 ms until it holds or `limit` passes.
-    fn wait_until(&mut self, limit: Duration, mut done: impl FnMut(&mut Self) -> Result<bool>) -> Result<()> {
+    /// Polls `done` every 100 ms until it holds, `limit` passes or a stop is requested.
+    fn wait_until(
+        &mut self,
+        limit: Duration,
+        stop: &Stop,
+        mut done: impl FnMut(&mut Self) -> Result<bool>,
+    ) -> Result<()> {
         let start = Instant::now();
-        while start.elapsed() < limit && !done(self)? {
+        while start.elapsed() < limit && !stop.requested() && !done(self)? {
             std::thread::sleep(Duration::from_millis(100));
         }
         Ok(())
+    }
+
+    /// Cancels the statement this connection runs: `KILL QUERY` from a second connection.
+    fn cancel_handle(&self) -> Interrupter {
+        let (opts, id) = (self.opts.clone(), self.conn.connection_id());
+        Arc::new(move || {
+            if let Ok(mut c) = Conn::new(opts.clone()) {
+                let _ = c.query_drop(format!("KILL QUERY {id}"));
+            }
+        })
+    }
+}
+
+/// A global variable ibench changed, set back to its old value by
+/// [`Restore::now`] or, failing that, when dropped.
+struct Restore {
+    opts: Opts,
+    target: String,
+    name: String,
+    value: String,
+    restored: bool,
+}
+
+impl Restore {
+    /// Restores the value through `conn`, or through a new connection when
+    /// there is none or it fails (it may have been killed).
+    fn now(&mut self, conn: Option<&mut Conn>) -> Result<()> {
+        if self.restored {
+            return Ok(());
+        }
+        // Numbers and ON/OFF as they are (numeric variables refuse a string), anything else quoted.
+        let v = &self.value;
+        let literal = if v.parse::<f64>().is_ok() || matches!(v.as_str(), "ON" | "OFF") {
+            v.clone()
+        } else {
+            format!("'{}'", v.replace('\'', "''"))
+        };
+        let sql = format!("SET GLOBAL {} = {literal}", self.name);
+        let through = |c: &mut Conn| c.query_drop(&sql);
+        let result = match conn {
+            Some(c) => through(c).or_else(|_| Conn::new(self.opts.clone()).and_then(|mut c| through(&mut c))),
+            None => Conn::new(self.opts.clone()).and_then(|mut c| through(&mut c)),
+        };
+        self.restored = result.is_ok();
+        result.map_err(|e| my_err(&self.target, &format!("restore {}", self.name), e))
+    }
+}
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        let _ = self.now(None);
     }
 }
 
@@ -478,18 +682,31 @@ impl Session for MysqlSession {
         Ok(rows.len())
     }
 
-    fn maintain(&mut self, tables: &[String]) -> Result<()> {
-        self.settle_and_analyze(tables.iter().map(String::as_str))
+    fn maintain(&mut self, tables: &[String], stop: &Stop) -> Result<Vec<String>> {
+        self.settle_and_analyze(tables.iter().map(String::as_str), stop)
     }
 
-    fn bounds(&mut self, table: &str) -> Result<Option<Bounds>> {
-        let row: Option<(u64, Option<u64>, Option<u64>)> = self
+    fn bounds(&mut self, table: &str, count: bool) -> Result<Option<Bounds>> {
+        // MIN and MAX of the primary key read one row at each end ("Select tables optimized away").
+        let row: Option<(Option<u64>, Option<u64>)> = self
             .conn
-            .query_first(format!(
-                "SELECT COUNT(*), MIN(transactionid), MAX(transactionid) FROM {table}"
-            ))
+            .query_first(format!("SELECT MIN(transactionid), MAX(transactionid) FROM {table}"))
             .map_err(|e| my_err(&self.target, "bounds", e))?;
-        Ok(row.map(|(count, min, max)| Bounds { count, min, max }))
+        let (min, max) = row.unwrap_or((None, None));
+        let count = if count {
+            let n: Option<u64> = self
+                .conn
+                .query_first(format!("SELECT COUNT(*) FROM {table}"))
+                .map_err(|e| my_err(&self.target, "count", e))?;
+            Some(n.unwrap_or(0))
+        } else {
+            None
+        };
+        Ok(Some(Bounds { count, min, max }))
+    }
+
+    fn interrupter(&self) -> Option<Interrupter> {
+        Some(self.cancel_handle())
     }
 
     fn rows(&mut self, table: &str, keys: &[u64]) -> Result<Vec<Row>> {
@@ -628,15 +845,24 @@ impl KvSession for MysqlSession {
         Ok(n.unwrap_or(0))
     }
 
-    fn flush(&mut self, _table: &str) -> Result<()> {
+    fn flush(&mut self, _table: &str, stop: &Stop) -> Result<Vec<String>> {
+        let mut notes = Vec::new();
         match self.engine {
-            Engine::InnoDb => self.write_back_dirty_pages(),
-            Engine::RocksDb => self.run("flush memtable", "SET GLOBAL rocksdb_force_flush_memtable_now = 1"),
+            Engine::InnoDb => self.write_back_dirty_pages(stop, &mut notes)?,
+            Engine::RocksDb => {
+                let done = self.run("flush memtable", "SET GLOBAL rocksdb_force_flush_memtable_now = 1");
+                privileged("SET GLOBAL rocksdb_force_flush_memtable_now = 1", done, &mut notes)?;
+            }
         }
+        Ok(notes)
     }
 
-    fn wait_for_compaction(&mut self, table: &str) -> Result<()> {
-        self.settle_and_analyze([table])
+    fn wait_for_compaction(&mut self, table: &str, stop: &Stop) -> Result<Vec<String>> {
+        self.settle_and_analyze([table], stop)
+    }
+
+    fn interrupter(&self) -> Option<Interrupter> {
+        Some(self.cancel_handle())
     }
 }
 

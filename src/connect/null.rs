@@ -4,6 +4,8 @@
 //!
 //! * `latency=fixed:250us` — every operation takes 250 µs;
 //! * `latency=exp:1ms` — exponentially distributed, mean 1 ms (seeded);
+//! * `insert_latency=`, `delete_latency=`, `query_latency=` — the same for
+//!   one kind of operation only (overriding `latency` for it);
 //! * `stall=2s@5s` — operations that run 5 s after the connector opened wait
 //!   until 7 s (repeatable: `stall=2s@5s,1s@20s`);
 //! * `fail=delete@3` — the third delete of every session fails (`insert`,
@@ -16,9 +18,10 @@
 //!
 //! Durations take `ns`, `us`, `ms` or `s`.
 
-use super::{Bounds, Connector, KvSession, Session};
+use super::{Bounds, Connector, KvSession, Session, Sizes};
 use crate::error::{Error, Result};
 use crate::gen::{KvBatch, RangeQuery, Row, Rows};
+use crate::stop::Stop;
 use rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::ops::Range;
@@ -37,7 +40,8 @@ enum Latency {
 /// The null connector.
 pub struct NullConnector {
     dsn: String,
-    latency: Latency,
+    /// Per operation kind: insert, delete, query.
+    latency: [Latency; 3],
     stalls: Arc<Vec<(Duration, Duration)>>,
     fail: Option<(String, u64)>,
     deadlock: Option<(String, u64)>,
@@ -71,7 +75,8 @@ impl NullConnector {
     /// Parses the part of the DSN after `null:` (`?latency=...&stall=...`).
     pub fn new(rest: &str) -> Result<Self> {
         let query = rest.trim_start_matches("//").trim_start_matches('?');
-        let mut latency = Latency::None;
+        let mut latency = [Latency::None; 3];
+        let mut per_op: Vec<(usize, Latency)> = Vec::new();
         let mut stalls = Vec::new();
         let mut fail = None;
         let mut deadlock = None;
@@ -82,15 +87,15 @@ impl NullConnector {
                 .split_once('=')
                 .ok_or_else(|| Error::config("db", format!("null: option {pair:?} is not key=value")))?;
             match key {
-                "latency" => {
+                "latency" | "insert_latency" | "delete_latency" | "query_latency" => {
                     let (kind, d) = value.split_once(':').ok_or_else(|| {
                         Error::config(
                             "db",
-                            format!("null: latency {value:?}: expected fixed:DURATION or exp:DURATION"),
+                            format!("null: {key} {value:?}: expected fixed:DURATION or exp:DURATION"),
                         )
                     })?;
                     let d = parse_duration("db", d)?;
-                    latency = match kind {
+                    let l = match kind {
                         "fixed" => Latency::Fixed(d),
                         "exp" => Latency::Exponential(d),
                         _ => {
@@ -100,6 +105,12 @@ impl NullConnector {
                             ))
                         }
                     };
+                    match key {
+                        "latency" => latency = [l; 3],
+                        "insert_latency" => per_op.push((0, l)),
+                        "delete_latency" => per_op.push((1, l)),
+                        _ => per_op.push((2, l)),
+                    }
                 }
                 "stall" => {
                     for s in value.split(',') {
@@ -147,10 +158,15 @@ impl NullConnector {
                 _ => {
                     return Err(Error::config(
                         "db",
-                        format!("null: unknown option {key:?}; expected latency, stall or fail"),
+                        format!(
+                            "null: unknown option {key:?}; expected latency, insert_latency, delete_latency, query_latency, stall, fail, deadlock, write or dir"
+                        ),
                     ))
                 }
             }
+        }
+        for (op, l) in per_op {
+            latency[op] = l;
         }
         Ok(NullConnector {
             dsn: super::redact(&format!("null:{rest}")),
@@ -191,8 +207,11 @@ impl Connector for NullConnector {
     fn stores_data(&self) -> bool {
         false
     }
-    fn size_bytes(&self) -> Option<u64> {
-        None
+    fn sizes(&self, _tables: &[String]) -> Sizes {
+        Sizes::default()
+    }
+    fn data_path(&self) -> Option<std::path::PathBuf> {
+        (self.write > 0).then(|| self.dir.clone())
     }
 }
 
@@ -236,7 +255,7 @@ struct NullSession {
     /// The file inserts overwrite and fsync (`write=`).
     file: Option<std::fs::File>,
     block: Vec<u8>,
-    latency: Latency,
+    latency: [Latency; 3],
     stalls: Arc<Vec<(Duration, Duration)>>,
     fail: Option<(String, u64)>,
     deadlock: Option<(String, u64)>,
@@ -285,14 +304,15 @@ impl NullSession {
         Ok(())
     }
 
-    fn operate(&mut self) -> Result<()> {
-        if self.latency == Latency::None && self.stalls.is_empty() {
+    /// Spends the injected latency of an operation of kind `op` (0 insert, 1 delete, 2 query).
+    fn operate(&mut self, op: usize) -> Result<()> {
+        if self.latency[op] == Latency::None && self.stalls.is_empty() {
             return Ok(()); // no clock read: the harness alone is what gets measured
         }
         let start = Instant::now();
         let since = start - self.opened;
         let mut end = start
-            + match self.latency {
+            + match self.latency[op] {
                 Latency::None => Duration::ZERO,
                 Latency::Fixed(d) => d,
                 Latency::Exponential(mean) => {
@@ -317,7 +337,7 @@ impl Session for NullSession {
         Ok(())
     }
     fn create_indexes(&mut self, _: &str, _: usize) -> Result<()> {
-        self.operate()
+        self.operate(0)
     }
     fn insert(&mut self, _: &str, _: &Rows, _: bool) -> Result<()> {
         self.count(0)?;
@@ -327,27 +347,27 @@ impl Session for NullSession {
             f.write_all_at(&self.block, 0).map_err(io)?;
             f.sync_data().map_err(io)?;
         }
-        self.operate()
+        self.operate(0)
     }
     fn delete(&mut self, _: &str, keys: Range<u64>) -> Result<u64> {
         self.count(1)?;
-        self.operate()?;
+        self.operate(1)?;
         Ok(keys.end - keys.start)
     }
     fn range_query(&mut self, _: &str, _: &RangeQuery, _: bool) -> Result<usize> {
         self.count(2)?;
-        self.operate()?;
+        self.operate(2)?;
         Ok(0)
     }
     fn point_query(&mut self, _: &str, _: &[u64]) -> Result<usize> {
         self.count(2)?;
-        self.operate()?;
+        self.operate(2)?;
         Ok(0)
     }
-    fn maintain(&mut self, _: &[String]) -> Result<()> {
-        Ok(())
+    fn maintain(&mut self, _: &[String], _: &Stop) -> Result<Vec<String>> {
+        Ok(Vec::new())
     }
-    fn bounds(&mut self, _: &str) -> Result<Option<Bounds>> {
+    fn bounds(&mut self, _: &str, _: bool) -> Result<Option<Bounds>> {
         Ok(None)
     }
     fn rows(&mut self, _: &str, _: &[u64]) -> Result<Vec<Row>> {
@@ -364,22 +384,22 @@ impl KvSession for NullSession {
     }
     fn get(&mut self, _: &str, _: &[u8], _: &mut Vec<u8>) -> Result<bool> {
         self.count(2)?;
-        self.operate()?;
+        self.operate(2)?;
         Ok(false)
     }
     fn scan(&mut self, _: &str, _: &[u8], _: usize, out: &mut KvBatch) -> Result<usize> {
         out.clear();
         self.count(2)?;
-        self.operate()?;
+        self.operate(2)?;
         Ok(0)
     }
     fn count(&mut self, _: &str) -> Result<u64> {
         Ok(0)
     }
-    fn flush(&mut self, _: &str) -> Result<()> {
-        Ok(())
+    fn flush(&mut self, _: &str, _: &Stop) -> Result<Vec<String>> {
+        Ok(Vec::new())
     }
-    fn wait_for_compaction(&mut self, _: &str) -> Result<()> {
-        Ok(())
+    fn wait_for_compaction(&mut self, _: &str, _: &Stop) -> Result<Vec<String>> {
+        Ok(Vec::new())
     }
 }

@@ -15,16 +15,19 @@
 //! statement that updates a row twice); flush is `CHECKPOINT`, waiting for
 //! compaction is the wait step's maintenance.
 
-use super::{Bounds, Connector, KvSession, Session};
-use crate::error::{Error, Result};
+use super::{Bounds, Connector, KvSession, Session, Sizes};
+use crate::error::{DbErrorKind, Error, Result};
 use crate::gen::{KvBatch, RangeQuery, Row, Rows, SecondaryIndex};
+use crate::stop::{Interrupter, Stop};
 use postgres::config::Host;
 use postgres::error::SqlState;
 use postgres::types::ToSql;
 use postgres::{Client, Config, GenericClient, NoTls, Statement};
 use std::collections::HashMap;
 use std::ops::Range;
+use std::path::PathBuf;
 use std::str::FromStr;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Connect timeout: an unreachable server is reported within seconds.
@@ -38,6 +41,8 @@ const PAIRS_PER_STATEMENT: usize = 65535 / 2;
 pub struct PostgresConnector {
     config: Config,
     target: String,
+    /// `data_directory`, read once (superusers and pg_read_all_settings only).
+    data_dir: OnceLock<Option<PathBuf>>,
 }
 
 fn describe(config: &Config) -> String {
@@ -55,17 +60,33 @@ fn describe(config: &Config) -> String {
     format!("postgres://{user}@{host}:{port}/{db}")
 }
 
-/// Maps a server error, marking deadlocks and serialization failures retryable.
+/// Maps a server error to its kind: deadlocks and serialization failures
+/// are retryable, 42501 a missing privilege, 57014 a cancelled statement.
 fn pg_err(target: &str, what: &str, e: postgres::Error) -> Error {
-    let retry = matches!(e.code(), Some(c) if *c == SqlState::T_R_DEADLOCK_DETECTED || *c == SqlState::T_R_SERIALIZATION_FAILURE);
+    let kind = match e.code() {
+        Some(c) if *c == SqlState::T_R_DEADLOCK_DETECTED || *c == SqlState::T_R_SERIALIZATION_FAILURE => {
+            DbErrorKind::Retryable
+        }
+        Some(c) if *c == SqlState::INSUFFICIENT_PRIVILEGE => DbErrorKind::Privilege,
+        Some(c) if *c == SqlState::QUERY_CANCELED => DbErrorKind::Canceled,
+        _ => DbErrorKind::Other,
+    };
     let message = match e.as_db_error() {
         Some(db) => format!("{what}: {} ({})", db.message(), db.code().code()),
         None => format!("{what}: {e}"),
     };
-    if retry {
-        Error::retryable(target, message)
-    } else {
-        Error::database(target, message)
+    Error::database_kind(target, message, kind)
+}
+
+/// Runs a privileged maintenance statement: a missing privilege is a note
+/// of what was skipped, not a failure.
+fn privileged(what: &str, result: Result<()>, notes: &mut Vec<String>) -> Result<()> {
+    match result {
+        Err(e) if e.is_privilege() => {
+            notes.push(format!("{what} skipped: {e}"));
+            Ok(())
+        }
+        other => other,
     }
 }
 
@@ -78,6 +99,7 @@ impl PostgresConnector {
         let connector = PostgresConnector {
             target: describe(&config),
             config,
+            data_dir: OnceLock::new(),
         };
         // Connect once now: an unreachable server or a bad login fails before any work.
         connector.connect()?;
@@ -135,10 +157,42 @@ impl Connector for PostgresConnector {
     fn kv_session(&self) -> Result<Box<dyn KvSession>> {
         Ok(Box::new(self.open_session()?))
     }
-    fn size_bytes(&self) -> Option<u64> {
-        let mut c = self.connect().ok()?;
-        let row = c.query_one("SELECT pg_database_size(current_database())", &[]).ok()?;
-        Some(row.get::<_, i64>(0) as u64)
+    fn sizes(&self, tables: &[String]) -> Sizes {
+        let Ok(mut c) = self.connect() else {
+            return Sizes::default();
+        };
+        let database = c
+            .query_one("SELECT pg_database_size(current_database())", &[])
+            .ok()
+            .map(|r| r.get::<_, i64>(0) as u64);
+        // Every relation of the tables: heap, indexes, TOAST, free-space and visibility maps.
+        let tables = c
+            .query_one(
+                "SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0)::BIGINT FROM pg_class c
+                 WHERE c.relkind = 'r' AND c.relname = ANY($1) AND pg_table_is_visible(c.oid)",
+                &[&tables],
+            )
+            .ok()
+            .map(|r| r.get::<_, i64>(0) as u64);
+        let datadir = self.data_path().and_then(|p| super::files_size(&p));
+        Sizes {
+            database,
+            tables,
+            datadir,
+            note: None,
+        }
+    }
+    fn data_path(&self) -> Option<PathBuf> {
+        if self.server_processes().is_empty() {
+            return None;
+        }
+        self.data_dir
+            .get_or_init(|| {
+                let mut c = self.connect().ok()?;
+                let row = c.query_one("SHOW data_directory", &[]).ok()?;
+                Some(PathBuf::from(row.get::<_, String>(0)))
+            })
+            .clone()
     }
     fn configuration(&self) -> Result<Vec<(String, String, String)>> {
         let mut c = self.connect()?;
@@ -203,16 +257,38 @@ impl PostgresSession {
             .map_err(|e| pg_err(&self.target, what, e))
     }
 
-    fn checkpoint(&mut self) -> Result<()> {
-        self.batch("checkpoint", "CHECKPOINT")
+    /// CHECKPOINT, which needs superuser or pg_checkpoint: skipped with a note without.
+    fn checkpoint(&mut self, notes: &mut Vec<String>) -> Result<()> {
+        let done = self.batch("CHECKPOINT", "CHECKPOINT");
+        privileged("CHECKPOINT", done, notes)
     }
 
-    /// The wait step's maintenance: `VACUUM (ANALYZE)` of each table, then a checkpoint.
-    fn vacuum_and_checkpoint<'a>(&mut self, tables: impl IntoIterator<Item = &'a str>) -> Result<()> {
+    /// The wait step's maintenance: `VACUUM (ANALYZE)` of each table, then a
+    /// checkpoint; a stop request ends it between statements (and cancels
+    /// the running one: [`Session::interrupter`]).
+    fn vacuum_and_checkpoint<'a>(
+        &mut self,
+        tables: impl IntoIterator<Item = &'a str>,
+        stop: &Stop,
+    ) -> Result<Vec<String>> {
+        let mut notes = Vec::new();
         for t in tables {
+            if stop.requested() {
+                return Ok(notes);
+            }
             self.batch("vacuum", &format!("VACUUM (ANALYZE) {t}"))?;
         }
-        self.checkpoint()
+        if !stop.requested() {
+            self.checkpoint(&mut notes)?;
+        }
+        Ok(notes)
+    }
+
+    fn cancel_handle(&self) -> Interrupter {
+        let token = self.client.cancel_token();
+        Arc::new(move || {
+            let _ = token.cancel_query(NoTls);
+        })
     }
 
     /// The upsert of `n` pairs into `table`, prepared once per batch size.
@@ -378,21 +454,35 @@ impl Session for PostgresSession {
         Ok(rows.len())
     }
 
-    fn maintain(&mut self, tables: &[String]) -> Result<()> {
-        self.vacuum_and_checkpoint(tables.iter().map(String::as_str))
+    fn maintain(&mut self, tables: &[String], stop: &Stop) -> Result<Vec<String>> {
+        self.vacuum_and_checkpoint(tables.iter().map(String::as_str), stop)
     }
 
-    fn bounds(&mut self, table: &str) -> Result<Option<Bounds>> {
-        let sql = format!("SELECT COUNT(*), MIN(transactionid), MAX(transactionid) FROM {table}");
-        let row = self
-            .client
-            .query_one(&sql, &[])
-            .map_err(|e| pg_err(&self.target, "bounds", e))?;
-        Ok(Some(Bounds {
-            count: row.get::<_, i64>(0) as u64,
-            min: row.get::<_, Option<i64>>(1).map(|v| v as u64),
-            max: row.get::<_, Option<i64>>(2).map(|v| v as u64),
-        }))
+    fn bounds(&mut self, table: &str, count: bool) -> Result<Option<Bounds>> {
+        // One row from each end of the primary key: no scan.
+        let end = |s: &mut Self, order: &str| -> Result<Option<u64>> {
+            let sql = format!("SELECT transactionid FROM {table} ORDER BY transactionid {order} LIMIT 1");
+            let row = s
+                .client
+                .query_opt(&sql, &[])
+                .map_err(|e| pg_err(&s.target, "bounds", e))?;
+            Ok(row.map(|r| r.get::<_, i64>(0) as u64))
+        };
+        let (min, max) = (end(self, "ASC")?, end(self, "DESC")?);
+        let count = if count {
+            let row = self
+                .client
+                .query_one(&format!("SELECT COUNT(*) FROM {table}"), &[])
+                .map_err(|e| pg_err(&self.target, "count", e))?;
+            Some(row.get::<_, i64>(0) as u64)
+        } else {
+            None
+        };
+        Ok(Some(Bounds { count, min, max }))
+    }
+
+    fn interrupter(&self) -> Option<Interrupter> {
+        Some(self.cancel_handle())
     }
 
     fn rows(&mut self, table: &str, keys: &[u64]) -> Result<Vec<Row>> {
@@ -493,12 +583,18 @@ impl KvSession for PostgresSession {
         Ok(row.get::<_, i64>(0) as u64)
     }
 
-    fn flush(&mut self, _table: &str) -> Result<()> {
-        self.checkpoint()
+    fn flush(&mut self, _table: &str, _stop: &Stop) -> Result<Vec<String>> {
+        let mut notes = Vec::new();
+        self.checkpoint(&mut notes)?;
+        Ok(notes)
     }
 
-    fn wait_for_compaction(&mut self, table: &str) -> Result<()> {
-        self.vacuum_and_checkpoint([table])
+    fn wait_for_compaction(&mut self, table: &str, stop: &Stop) -> Result<Vec<String>> {
+        self.vacuum_and_checkpoint([table], stop)
+    }
+
+    fn interrupter(&self) -> Option<Interrupter> {
+        Some(self.cancel_handle())
     }
 }
 

@@ -6,10 +6,11 @@
 //! time). The resolved options are RocksDB's own `OPTIONS-*` file, recorded
 //! with the run.
 
-use super::{Connector, KvSession, KV_TABLE};
+use super::{Connector, KvSession, Sizes, KV_TABLE};
 use crate::error::{Error, Result};
 use crate::gen::KvBatch;
 use crate::metrics::EngineCounters;
+use crate::stop::Stop;
 use rocksdb::statistics::{Histogram, Ticker};
 use rocksdb::{
     BlockBasedOptions, BoundColumnFamily, Cache, DBCompactionStyle, DBCompressionType, DBWithThreadMode, MultiThreaded,
@@ -377,8 +378,22 @@ impl Connector for RocksdbConnector {
             "rocksdb runs the key/value steps only (fillseq, overwrite, readrandom, ...); the Insert Benchmark steps need a SQL database",
         ))
     }
-    fn size_bytes(&self) -> Option<u64> {
-        Some(dir_size(&self.path))
+    fn sizes(&self, _tables: &[String]) -> Sizes {
+        let tables = self.db.cf_handle(KV_TABLE).and_then(|cf| {
+            self.db
+                .property_int_value_cf(&cf, "rocksdb.live-sst-files-size")
+                .ok()
+                .flatten()
+        });
+        Sizes {
+            database: Some(dir_size(&self.path)),
+            tables,
+            datadir: super::files_size(&self.path),
+            note: None,
+        }
+    }
+    fn data_path(&self) -> Option<PathBuf> {
+        Some(self.path.clone())
     }
     fn kv_session(&self) -> Result<Box<dyn KvSession>> {
         Ok(Box::new(RocksdbSession {
@@ -500,15 +515,23 @@ impl KvSession for RocksdbSession {
         it.status().map_err(|e| db_err(&self.target, "count", e))?;
         Ok(n)
     }
-    fn flush(&mut self, table: &str) -> Result<()> {
+    fn flush(&mut self, table: &str, _stop: &Stop) -> Result<Vec<String>> {
         let cf = self.cf(table)?;
-        self.db.flush_cf(&cf).map_err(|e| db_err(&self.target, "flush", e))
+        self.db.flush_cf(&cf).map_err(|e| db_err(&self.target, "flush", e))?;
+        Ok(Vec::new())
     }
-    fn wait_for_compaction(&mut self, _table: &str) -> Result<()> {
-        let opts = WaitForCompactOptions::default();
-        self.db
-            .wait_for_compact(&opts)
-            .map_err(|e| db_err(&self.target, "wait for compaction", e))
+    fn wait_for_compaction(&mut self, _table: &str, stop: &Stop) -> Result<Vec<String>> {
+        // Waits in slices, so a stop request is seen within one.
+        let mut opts = WaitForCompactOptions::default();
+        opts.set_timeout(200_000);
+        while !stop.requested() {
+            match self.db.wait_for_compact(&opts) {
+                Ok(()) => break,
+                Err(e) if e.kind() == rocksdb::ErrorKind::TimedOut => continue,
+                Err(e) => return Err(db_err(&self.target, "wait for compaction", e)),
+            }
+        }
+        Ok(Vec::new())
     }
 }
 

@@ -6,9 +6,10 @@
 //! share a private in-memory database between connections).
 //! `dateandtime` is stored as INTEGER microseconds since the Unix epoch.
 
-use super::{Bounds, Connector, KvSession, Session};
-use crate::error::{Error, Result};
+use super::{Bounds, Connector, KvSession, Session, Sizes};
+use crate::error::{DbErrorKind, Error, Result};
 use crate::gen::{KvBatch, RangeQuery, Row, Rows, SecondaryIndex};
+use crate::stop::{Interrupter, Stop};
 use rusqlite::{params_from_iter, Connection, OpenFlags};
 
 use std::ops::Range;
@@ -38,7 +39,11 @@ pub struct SqliteConnector {
 }
 
 fn db_err(target: &str, what: &str, e: rusqlite::Error) -> Error {
-    Error::database(target, format!("{what}: {e}"))
+    let kind = match e.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::OperationInterrupted) => DbErrorKind::Canceled,
+        _ => DbErrorKind::Other,
+    };
+    Error::database_kind(target, format!("{what}: {e}"), kind)
 }
 
 fn configure(conn: &mut Connection, target: &str) -> Result<()> {
@@ -78,17 +83,23 @@ impl SqliteConnector {
 impl SqliteConnector {
     /// A connection of this database (the shared one for `:memory:`).
     fn open_session(&self) -> Result<SqliteSession> {
-        let conn = match &self.location {
+        let (conn, interrupt) = match &self.location {
             Location::File(path) => {
                 let mut conn = Connection::open(path).map_err(|e| db_err(&self.target, "open", e))?;
                 configure(&mut conn, &self.target)?;
-                Conn::Own(Box::new(conn))
+                let handle = conn.get_interrupt_handle();
+                (Conn::Own(Box::new(conn)), handle)
             }
-            Location::Memory(shared) => Conn::Shared(shared.clone()),
+            Location::Memory(shared) => {
+                let handle = shared.lock().unwrap_or_else(|p| p.into_inner()).get_interrupt_handle();
+                (Conn::Shared(shared.clone()), handle)
+            }
         };
+        let interrupt = Arc::new(interrupt);
         Ok(SqliteSession {
             conn,
             target: self.target.clone(),
+            interrupt: Arc::new(move || interrupt.interrupt()),
         })
     }
 }
@@ -149,16 +160,33 @@ impl Connector for SqliteConnector {
     fn kv_session(&self) -> Result<Box<dyn KvSession>> {
         Ok(Box::new(self.open_session()?))
     }
-    fn size_bytes(&self) -> Option<u64> {
+    fn sizes(&self, _tables: &[String]) -> Sizes {
+        let Location::File(path) = &self.location else {
+            return Sizes::default();
+        };
+        let size = |suffix: &str| {
+            let mut p = path.clone().into_os_string();
+            p.push(suffix);
+            std::fs::metadata(p).map(|m| m.len()).unwrap_or(0)
+        };
+        // The pages in use (the file less its free list) hold the tables and their indexes.
+        let used = self.open_session().ok().and_then(|mut s| {
+            s.with("page counts", |c| {
+                let pragma = |name: &str| c.query_row(&format!("PRAGMA {name}"), [], |r| r.get::<_, i64>(0));
+                Ok((pragma("page_count")? - pragma("freelist_count")?) * pragma("page_size")?)
+            })
+            .ok()
+        });
+        Sizes {
+            database: Some(size("") + size("-wal")),
+            tables: used.map(|b| b.max(0) as u64),
+            datadir: None,
+            note: None,
+        }
+    }
+    fn data_path(&self) -> Option<PathBuf> {
         match &self.location {
-            Location::File(path) => {
-                let size = |suffix: &str| {
-                    let mut p = path.clone().into_os_string();
-                    p.push(suffix);
-                    std::fs::metadata(p).map(|m| m.len()).unwrap_or(0)
-                };
-                Some(size("") + size("-wal"))
-            }
+            Location::File(path) => Some(path.clone()),
             Location::Memory(_) => None,
         }
     }
@@ -238,12 +266,17 @@ impl KvSession for SqliteSession {
         })
     }
 
-    fn flush(&mut self, _table: &str) -> Result<()> {
-        self.with("checkpoint", |c| c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)"))
+    fn flush(&mut self, _table: &str, _stop: &Stop) -> Result<Vec<String>> {
+        self.with("checkpoint", |c| c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)"))?;
+        Ok(Vec::new())
     }
 
-    fn wait_for_compaction(&mut self, table: &str) -> Result<()> {
-        self.maintain(&[table.to_string()])
+    fn wait_for_compaction(&mut self, table: &str, stop: &Stop) -> Result<Vec<String>> {
+        self.maintain(&[table.to_string()], stop)
+    }
+
+    fn interrupter(&self) -> Option<Interrupter> {
+        Some(self.interrupt.clone())
     }
 }
 
@@ -255,6 +288,7 @@ enum Conn {
 struct SqliteSession {
     conn: Conn,
     target: String,
+    interrupt: Interrupter,
 }
 
 impl SqliteSession {
@@ -389,24 +423,39 @@ impl Session for SqliteSession {
         })
     }
 
-    fn maintain(&mut self, tables: &[String]) -> Result<()> {
+    fn maintain(&mut self, tables: &[String], stop: &Stop) -> Result<Vec<String>> {
         for t in tables {
+            if stop.requested() {
+                return Ok(Vec::new());
+            }
             self.with("analyze", |c| c.execute_batch(&format!("ANALYZE {t}")))?;
         }
-        self.with("checkpoint", |c| c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)"))
+        self.with("checkpoint", |c| c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)"))?;
+        Ok(Vec::new())
     }
 
-    fn bounds(&mut self, table: &str) -> Result<Option<Bounds>> {
-        let sql = format!("SELECT COUNT(*), MIN(transactionid), MAX(transactionid) FROM {table}");
-        self.with("bounds", |c| {
+    fn bounds(&mut self, table: &str, count: bool) -> Result<Option<Bounds>> {
+        // MIN and MAX of the rowid read one row at each end of the b-tree.
+        let sql = format!("SELECT MIN(transactionid), MAX(transactionid) FROM {table}");
+        let (min, max) = self.with("bounds", |c| {
             c.query_row(&sql, [], |r| {
-                Ok(Some(Bounds {
-                    count: r.get::<_, i64>(0)? as u64,
-                    min: r.get::<_, Option<i64>>(1)?.map(|v| v as u64),
-                    max: r.get::<_, Option<i64>>(2)?.map(|v| v as u64),
-                }))
+                Ok((
+                    r.get::<_, Option<i64>>(0)?.map(|v| v as u64),
+                    r.get::<_, Option<i64>>(1)?.map(|v| v as u64),
+                ))
             })
-        })
+        })?;
+        let count = if count {
+            let sql = format!("SELECT COUNT(*) FROM {table}");
+            Some(self.with("count", |c| c.query_row(&sql, [], |r| r.get::<_, i64>(0)))? as u64)
+        } else {
+            None
+        };
+        Ok(Some(Bounds { count, min, max }))
+    }
+
+    fn interrupter(&self) -> Option<Interrupter> {
+        Some(self.interrupt.clone())
     }
 
     fn rows(&mut self, table: &str, keys: &[u64]) -> Result<Vec<Row>> {

@@ -1,66 +1,40 @@
-//! The key/value steps' threads (writers, readers, maintenance), the record
-//! of which step last wrote each key, and verify for the key/value table.
+//! The key/value steps' roles: writers, readers, and flush or compaction
+//! waits, each thread with its own key stream (workload/kv.rs).
 
 use super::pacing::Schedule;
-use super::step::Worker;
-use crate::connect::{Connector, KvSession, KV_TABLE};
+use super::shared::Worker;
+use crate::connect::{KvSession, KV_TABLE};
 use crate::error::Result;
 use crate::gen::{encode_key, KvBatch};
 use crate::metrics::Recorder;
 use crate::workload::{Config, KvOp, KvThreadWork};
-use rand_core::{Rng, SeedableRng};
-use rand_xoshiro::Xoshiro256PlusPlus;
-use std::sync::atomic::{AtomicU16, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-/// Key spaces up to this size are tracked key by key (2 bytes per key), so
-/// verify knows what every key must hold.
-pub const TRACKED_KEYS: u64 = 1 << 26;
-
-/// The key/value table across a run: which step last wrote each key.
-pub struct KvState {
-    /// Per key: 1 + the number of the step that last wrote it; 0: never written.
-    last_writer: Option<Vec<AtomicU16>>,
+/// The roles of a key/value step: (thread, role).
+pub(super) fn kv_roles(c: &Config, op: KvOp) -> Vec<(u32, super::step::Role)> {
+    use super::step::Role;
+    let threads = c.threads;
+    match op {
+        KvOp::Flush | KvOp::WaitForCompaction => vec![(0, Role::KvMaintain(op))],
+        KvOp::ReadRandom | KvOp::SeekRandom => (0..threads).map(|t| (t, Role::KvRead(op))).collect(),
+        KvOp::ReadWhileWriting => (0..threads)
+            .map(|t| (t, Role::KvRead(op)))
+            .chain([(threads, Role::KvWrite(op))])
+            .collect(),
+        _ => (0..threads).map(|t| (t, Role::KvWrite(op))).collect(),
+    }
 }
 
-impl KvState {
-    /// State for a key space of `num` keys (untracked when larger than [`TRACKED_KEYS`]).
-    pub fn new(num: u64) -> Self {
-        KvState {
-            last_writer: (num <= TRACKED_KEYS).then(|| (0..num).map(|_| AtomicU16::new(0)).collect()),
+/// Operations a key/value step will run in all, when known: pairs written,
+/// or reads for the read steps.
+pub(super) fn kv_planned(c: &Config, op: KvOp) -> Option<u64> {
+    match op {
+        KvOp::Flush | KvOp::WaitForCompaction => None,
+        KvOp::ReadRandom | KvOp::SeekRandom | KvOp::ReadWhileWriting => {
+            (0..c.threads as u64).map(|t| c.kv_reader(0, t).ok()?.count).sum()
         }
-    }
-
-    /// Forgets every key (a fill starts from an empty table).
-    pub fn clear(&self) {
-        if let Some(v) = &self.last_writer {
-            for a in v {
-                a.store(0, Ordering::Relaxed);
-            }
-        }
-    }
-
-    #[inline]
-    fn wrote(&self, keys: &[u64], ordinal: u64) {
-        if let Some(v) = &self.last_writer {
-            let mark = (ordinal + 1).min(u16::MAX as u64) as u16;
-            for &k in keys {
-                v[k as usize].store(mark, Ordering::Relaxed);
-            }
-        }
-    }
-
-    /// The step that last wrote `key`, if tracked and written.
-    fn writer_of(&self, key: u64) -> Option<Option<u64>> {
-        let v = self.last_writer.as_ref()?;
-        let mark = v[key as usize].load(Ordering::Relaxed);
-        Some((mark > 0).then(|| mark as u64 - 1))
-    }
-
-    /// Keys written since the last fill, if tracked.
-    pub(crate) fn written(&self) -> Option<u64> {
-        let v = self.last_writer.as_ref()?;
-        Some(v.iter().filter(|a| a.load(Ordering::Relaxed) > 0).count() as u64)
+        _ => (0..c.threads as u64).map(|t| c.kv_writer(op, 0, t).ok()??.count).sum(),
     }
 }
 
@@ -81,7 +55,7 @@ impl Worker<'_> {
         let batch_size = c.batch_size as u64;
         let paced = op == KvOp::ReadWhileWriting;
         let schedule = if paced {
-            Schedule::rate(t0, c.writer_rate as f64 / batch_size as f64)
+            Schedule::rate(t0, c.writer_rate as f64 / batch_size as f64).phased(self.stream.0, self.stream.1)
         } else {
             Schedule::Unthrottled
         };
@@ -177,68 +151,12 @@ impl Worker<'_> {
     /// flush or waitforcompaction.
     pub(super) fn kv_maintain(&self, op: KvOp, session: &mut dyn KvSession, rec: &mut Recorder) -> Result<()> {
         let started = Instant::now();
-        match op {
-            KvOp::Flush => session.flush(KV_TABLE)?,
-            _ => session.wait_for_compaction(KV_TABLE)?,
-        }
+        let notes = match op {
+            KvOp::Flush => session.flush(KV_TABLE, self.plan.stop)?,
+            _ => session.wait_for_compaction(KV_TABLE, self.plan.stop)?,
+        };
         rec.record(started, started, Instant::now());
+        self.shared.note(notes);
         Ok(())
     }
-}
-
-/// Checks the key/value table after a write step: the number of pairs equals
-/// the number of distinct keys written since the last fill, and a sample of
-/// keys (the first, the last, and `verify_sample` more) holds the value of
-/// the step that last wrote it, or nothing. `Ok(None)`: not checked (a
-/// database that keeps nothing, or a key space too large to track).
-pub(crate) fn verify(
-    config: &Config,
-    connector: &dyn Connector,
-    state: &KvState,
-    salt: u64,
-) -> Result<Option<std::result::Result<(), String>>> {
-    let Some(expected) = state.written() else {
-        return Ok(None);
-    };
-    if !connector.stores_data() {
-        return Ok(None);
-    }
-    let mut session = connector.kv_session()?;
-    let found = session.count(KV_TABLE)?;
-    if found != expected {
-        return Ok(Some(Err(format!(
-            "{KV_TABLE}: expected {expected} pairs (distinct keys written), found {found}"
-        ))));
-    }
-    let num = config.num;
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(config.seed ^ salt.rotate_left(32) ^ 0x6b76);
-    let sample = [0, num - 1]
-        .into_iter()
-        .chain((0..config.verify_sample).map(|_| rng.next_u64() % num));
-    let mut key = vec![0u8; config.key_size as usize];
-    let (mut got, mut want) = (Vec::new(), Vec::new());
-    for k in sample {
-        encode_key(k, &mut key);
-        let present = session.get(KV_TABLE, &key, &mut got)?;
-        match state.writer_of(k).flatten() {
-            None if present => {
-                return Ok(Some(Err(format!(
-                    "{KV_TABLE}: key {k} was never written but is present"
-                ))))
-            }
-            None => {}
-            Some(_) if !present => return Ok(Some(Err(format!("{KV_TABLE}: key {k} is missing")))),
-            Some(step) => {
-                config.kv_values(step)?.value_into(k, &mut want);
-                if got != want {
-                    return Ok(Some(Err(format!(
-                        "{KV_TABLE}: key {k} holds {} bytes that differ from the {} bytes step {step} wrote",
-                        got.len(),
-                        want.len()
-                    ))));
-                }
-            }
-        }
-    }
-    Ok(Some(Ok(())))
 }

@@ -1,27 +1,40 @@
 //! How to run a workload: steps in order, each with a thread per connection
 //! role per client, measured honestly; results written after every step.
 //! Nothing here prints: progress goes to an [`Observer`].
+//!
+//! `mod.rs` runs a run (tables, steps, verify, sizes, results); `step.rs`
+//! runs one step; each role has its file (`insert`, `delete`, `query`,
+//! `wait`, `kv`), on the state of `shared.rs`, paced by `pacing.rs`.
 
+mod delete;
+mod facts;
+mod insert;
 mod kv;
+mod kv_state;
+mod monitor;
 mod pacing;
+mod query;
+mod shared;
 mod step;
 mod tables;
 mod verify;
+mod wait;
 
-pub use kv::{KvState, TRACKED_KEYS};
+pub use kv_state::{KvState, TRACKED_KEYS};
 pub use pacing::Schedule;
 pub use tables::TableState;
 
 use crate::connect::{self, Connector};
 use crate::error::{Error, Result};
 use crate::gen::Window;
-use crate::metrics::{host_facts, percentile_us, serialize, warnings, EngineDelta, Setting};
+use crate::metrics::{percentile_us, serialize, EngineDelta};
 use crate::results::{HistogramRow, RunResults, RunRow, StepRow, PERCENTILES};
-use crate::workload::{Config, KvOp, Step};
+use crate::stop::Stop;
+use crate::workload::{Config, KvOp, Step, VerifyMode};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
-use step::{rows_per_commit, run_step, unix_micros, StepPlan};
+use std::time::{Duration, Instant, SystemTime};
+use step::{run_step, Probe, StepOutcome, StepPlan};
+use verify::Check;
 
 /// Hears about a run's progress (the CLI draws bars, Python prints lines).
 pub trait Observer: Sync {
@@ -33,6 +46,8 @@ pub trait Observer: Sync {
     fn step_progress(&self, _step: &str, _rows: u64, _elapsed: Duration) {}
     /// A step ended and its results are written.
     fn step_finished(&self, _row: &StepRow) {}
+    /// Something the user should know, also recorded in the run's warnings.
+    fn warning(&self, _message: &str) {}
 }
 
 /// An observer that ignores everything.
@@ -48,6 +63,14 @@ pub struct RunOutcome {
     pub results: RunResults,
 }
 
+/// Microseconds since the Unix epoch, now.
+pub(crate) fn unix_micros() -> i64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_micros() as i64)
+        .unwrap_or(0)
+}
+
 /// A run id that sorts by start time: `20261129T233000Z-1a2b3c`.
 fn run_id() -> String {
     let micros = unix_micros();
@@ -59,46 +82,13 @@ fn run_id() -> String {
     )
 }
 
-fn host_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|s| s.trim().to_string())
-        .or_else(|_| std::env::var("HOSTNAME"))
-        .unwrap_or_else(|_| "unknown".into())
-}
-
-/// Host facts, the server's configuration, and the warnings they call for.
-fn environment(config: &Config, connector: &dyn Connector) -> (Vec<Setting>, Vec<String>) {
-    let mut server = Vec::new();
-    let mut trouble = Vec::new();
-    match connector.configuration() {
-        Ok(rows) => server.extend(rows.into_iter().map(|(name, value, source)| Setting {
-            scope: "server",
-            name,
-            value,
-            source,
-        })),
-        Err(e) => trouble.push(format!("the server's configuration could not be read: {e}")),
-    }
-    let local = !connector.server_processes().is_empty();
-    let find = |n: &str| server.iter().find(|s| s.name == n).map(|s| PathBuf::from(&s.value));
-    let data = match config.db.strip_prefix("sqlite:") {
-        Some(path) if path != ":memory:" => Some(PathBuf::from(path)),
-        _ if local => find("data_directory").or_else(|| find("datadir")),
-        _ => None,
-    };
-    let facts = host_facts(data.as_deref());
-    let mut warnings = warnings(&facts, local);
-    warnings.extend(trouble);
-    (facts.into_iter().chain(server).collect(), warnings)
-}
-
 /// Runs `config`'s steps, writing results under `out/<run_id>/`.
 ///
 /// Bad input (configuration, DSN, output directory) is an error before any
-/// work. Once the run has started, a failing step or `stop` (Ctrl-C) ends the
-/// run with its status and error recorded in the files, and this returns
-/// `Ok` with that status in `results.run`.
-pub fn run(config: &Config, out: &Path, observer: &dyn Observer, stop: &AtomicBool) -> Result<RunOutcome> {
+/// work. Once the run has started, a failing step or a `stop` request
+/// (Ctrl-C, SIGTERM) ends the run with its status and error recorded in the
+/// files, and this returns `Ok` with that status in `results.run`.
+pub fn run(config: &Config, out: &Path, observer: &dyn Observer, stop: &Stop) -> Result<RunOutcome> {
     config.check()?;
     let steps = config.parsed_steps()?;
     let id = run_id();
@@ -141,7 +131,7 @@ pub fn run(config: &Config, out: &Path, observer: &dyn Observer, stop: &AtomicBo
     };
     let settings: serde_json::Map<String, serde_json::Value> =
         connector.settings().into_iter().map(|(k, v)| (k, v.into())).collect();
-    let (config_rows, warnings) = environment(&config, connector.as_ref());
+    let (config_rows, warnings, probe) = facts::environment(connector.as_ref());
     let mut results = RunResults {
         run: RunRow {
             run_id: id.clone(),
@@ -153,7 +143,7 @@ pub fn run(config: &Config, out: &Path, observer: &dyn Observer, stop: &AtomicBo
             dbms_version: connector.version()?,
             label: config.label.clone(),
             target: connector.target(),
-            host: host_name(),
+            host: facts::host_name(),
             cpus: std::thread::available_parallelism()
                 .map(|n| n.get() as u32)
                 .unwrap_or(1),
@@ -167,6 +157,8 @@ pub fn run(config: &Config, out: &Path, observer: &dyn Observer, stop: &AtomicBo
             status: "running".into(),
             error: None,
             warnings,
+            verified: None,
+            verify_error: None,
         },
         config: config_rows,
         ..RunResults::default()
@@ -174,7 +166,22 @@ pub fn run(config: &Config, out: &Path, observer: &dyn Observer, stop: &AtomicBo
     results.write(&dir)?;
     observer.run_started(&results.run, &dir);
 
-    let outcome = run_steps(&config, &steps, connector.as_ref(), &mut results, &dir, observer, stop);
+    let mut run = Running {
+        config: &config,
+        steps: &steps,
+        connector: connector.as_ref(),
+        results: &mut results,
+        dir: &dir,
+        observer,
+        stop,
+        probe: &probe,
+        size_noted: false,
+    };
+    // A statement cancelled by a stop request is the run's interruption.
+    let outcome = run.steps().map_err(|e| match e {
+        e if e.is_canceled() && stop.requested() => Error::Interrupted,
+        e => e,
+    });
     if let Err(e) = outcome {
         results.run.status = if matches!(e, Error::Interrupted) {
             "interrupted"
@@ -190,116 +197,244 @@ pub fn run(config: &Config, out: &Path, observer: &dyn Observer, stop: &AtomicBo
     Ok(RunOutcome { dir, results })
 }
 
-fn run_steps(
-    config: &Config,
-    steps: &[Step],
-    connector: &dyn Connector,
-    results: &mut RunResults,
-    dir: &Path,
-    observer: &dyn Observer,
-    stop: &AtomicBool,
-) -> Result<()> {
-    let first_key = if config.server_keys { 1 } else { 0 };
-    let loads = steps.contains(&Step::LoadI0);
-    let inserters = if config.shared_table {
-        config.clients as usize
-    } else {
-        1
-    };
-    let mut tables = Vec::new();
-    let table_steps = steps.iter().any(|s| s.kv().is_none());
-    let mut session: Option<Box<dyn connect::Session>> = None;
-    for t in 0..config.tables() {
-        if !table_steps {
-            tables.push(TableState::new(
-                format!("pi{}", t + 1),
-                t as u64,
-                Window::new(first_key),
-                inserters,
-            ));
-            continue;
-        }
-        let session = match &mut session {
-            Some(s) => s,
-            None => session.insert(connector.session()?),
-        };
-        let name = format!("pi{}", t + 1);
-        let window = if loads {
-            Window::new(first_key)
-        } else {
-            // Continue tables an earlier run loaded: the database says where they are.
-            match session.bounds(&name)? {
-                Some(b) if b.count > 0 => Window {
-                    tail: b.min.unwrap_or(first_key),
-                    head: b.max.map_or(first_key, |m| m + 1),
-                },
-                _ => Window::new(first_key),
-            }
-        };
-        tables.push(TableState::new(name, t as u64, window, inserters));
+/// A run in progress.
+struct Running<'a> {
+    config: &'a Config,
+    steps: &'a [Step],
+    connector: &'a dyn Connector,
+    results: &'a mut RunResults,
+    dir: &'a Path,
+    observer: &'a dyn Observer,
+    stop: &'a Stop,
+    probe: &'a Probe,
+    /// A note about how sizes are measured has been recorded.
+    size_noted: bool,
+}
+
+impl Running<'_> {
+    /// Records a warning with the run and tells the observer.
+    fn warn(&mut self, message: String) {
+        self.observer.warning(&message);
+        self.results.run.warnings.push(message);
     }
-    drop(session);
-    let kv_state = steps.iter().any(|s| s.kv().is_some()).then(|| KvState::new(config.num));
-    // Verify knows the key/value table once this run has filled it.
-    let mut kv_known = false;
-    let mut indexed = !loads;
-    for (ordinal, &step) in steps.iter().enumerate() {
-        if stop.load(Ordering::Relaxed) {
-            return Err(Error::Interrupted);
-        }
-        if step == Step::LoadI0 {
-            let mut s = connector.session()?;
-            for t in &mut tables {
-                s.create_table(&t.name, config.server_keys)?;
-                *t = TableState::new(t.name.clone(), t.number, Window::new(first_key), inserters);
-            }
-            indexed = false;
-        }
-        if let (Step::Kv(op), Some(state)) = (step, &kv_state) {
-            if op.fills() {
-                connector
-                    .kv_session()?
-                    .create(connect::KV_TABLE, config.key_size as usize)?;
-                state.clear();
-                kv_known = true;
+
+    /// The tables at the start of the run: empty when it loads them, else
+    /// continuing the tables an earlier run loaded (the database says where
+    /// their windows are).
+    fn tables(&self) -> Result<Vec<TableState>> {
+        let c = self.config;
+        let first_key = if c.server_keys { 1 } else { 0 };
+        let inserters = if c.shared_table { c.clients as usize } else { 1 };
+        let names: Vec<String> = (0..c.tables()).map(|t| format!("pi{}", t + 1)).collect();
+        let table_steps = self.steps.iter().any(|s| s.kv().is_none());
+        let mut windows = vec![Window::new(first_key); names.len()];
+        if table_steps && !self.steps.contains(&Step::LoadI0) {
+            let mut session = self.connector.session()?;
+            let interrupt = session.interrupter();
+            for (name, window) in names.iter().zip(&mut windows) {
+                let bounds = self.stop.guard(interrupt.as_ref(), || session.bounds(name, false))?;
+                if let Some(b) = bounds {
+                    *window = Window {
+                        tail: b.min.unwrap_or(first_key),
+                        head: b.max.map_or(first_key, |m| m + 1),
+                    };
+                }
             }
         }
-        let plan = StepPlan {
-            config,
-            connector,
-            tables: &tables,
-            step,
-            ordinal: ordinal as u64,
-            indexed,
-            stop,
-            observer,
-            kv: kv_state.as_ref(),
-        };
-        let db_size_before_bytes = connector.size_bytes();
-        let engine_before = connector.engine_counters();
-        let out = run_step(&plan);
-        let engine = match (engine_before, connector.engine_counters()) {
-            (Some(before), Some(after)) => Some(EngineDelta::between(&before, &after)),
-            _ => None,
-        };
-        if step == Step::CreateIndexes && out.status == "ok" {
-            indexed = true;
+        Ok(names
+            .into_iter()
+            .zip(windows)
+            .enumerate()
+            .map(|(t, (name, w))| TableState::new(name, t as u64, w, inserters))
+            .collect())
+    }
+
+    fn steps(&mut self) -> Result<()> {
+        let c = self.config;
+        let first_key = if c.server_keys { 1 } else { 0 };
+        let inserters = if c.shared_table { c.clients as usize } else { 1 };
+        let mut tables = self.tables()?;
+        let table_names: Vec<String> = tables.iter().map(|t| t.name.clone()).collect();
+        let kv_state = self.steps.iter().any(|s| s.kv().is_some()).then(|| KvState::new(c.num));
+        // Verify knows the key/value table once this run has filled it.
+        let mut kv_known = false;
+        let mut indexed = !self.steps.contains(&Step::LoadI0);
+        for (ordinal, &step) in self.steps.iter().enumerate() {
+            if self.stop.requested() {
+                return Err(Error::Interrupted);
+            }
+            if step == Step::LoadI0 {
+                let mut s = self.connector.session()?;
+                let interrupt = s.interrupter();
+                for t in &mut tables {
+                    self.stop
+                        .guard(interrupt.as_ref(), || s.create_table(&t.name, c.server_keys))?;
+                    *t = TableState::new(t.name.clone(), t.number, Window::new(first_key), inserters);
+                }
+                indexed = false;
+            }
+            if let (Step::Kv(op), Some(state)) = (step, &kv_state) {
+                if op.fills() {
+                    self.connector
+                        .kv_session()?
+                        .create(connect::KV_TABLE, c.key_size as usize)?;
+                    state.clear();
+                    kv_known = true;
+                }
+            }
+            let plan = StepPlan {
+                config: c,
+                connector: self.connector,
+                tables: &tables,
+                step,
+                ordinal: ordinal as u64,
+                indexed,
+                stop: self.stop,
+                observer: self.observer,
+                kv: kv_state.as_ref(),
+                probe: self.probe,
+            };
+            let before = self.connector.sizes(&table_names);
+            let engine_before = self.connector.engine_counters();
+            let out = run_step(&plan);
+            let engine = match (engine_before, self.connector.engine_counters()) {
+                (Some(before), Some(after)) => Some(EngineDelta::between(&before, &after)),
+                _ => None,
+            };
+            if step == Step::CreateIndexes && out.status == "ok" {
+                indexed = true;
+            }
+            for note in &out.notes {
+                self.warn(format!("{step}: {note}"));
+            }
+            let mut row = self.step_row(step, &out, engine);
+            row.db_size_before_bytes = before.database;
+            self.record_histograms(&row.step, &out);
+            if step.writes() && out.status == "ok" && c.verify != VerifyMode::Off {
+                let check = if c.verify == VerifyMode::Full {
+                    Check::Full
+                } else {
+                    Check::Quick
+                };
+                let started = Instant::now();
+                let checked = match (step, &kv_state) {
+                    (Step::Kv(_), Some(state)) if kv_known => {
+                        verify::verify_kv(c, self.connector, state, ordinal as u64, check, self.stop)
+                    }
+                    (Step::Kv(_), _) => Ok(None),
+                    _ => verify::verify_tables(c, self.connector, &tables, ordinal as u64, check, self.stop),
+                };
+                row.verify_s = Some(started.elapsed().as_secs_f64());
+                match checked {
+                    Ok(None) => {}
+                    Ok(Some(verdict)) => {
+                        row.verify = Some(c.verify.name().into());
+                        if let Err(what) = verdict {
+                            row.verified = Some(false);
+                            row.verify_error = Some(what);
+                        } else {
+                            row.verified = Some(true);
+                        }
+                    }
+                    Err(e) if e.is_canceled() && self.stop.requested() => {}
+                    Err(e) => {
+                        row.verify = Some(c.verify.name().into());
+                        row.verified = Some(false);
+                        row.verify_error = Some(format!("verify could not run: {e}"));
+                    }
+                }
+            }
+            let sizes = self.connector.sizes(&table_names);
+            if let (Some(note), false) = (&sizes.note, self.size_noted) {
+                self.size_noted = true;
+                self.warn(format!("database sizes: {note}"));
+            }
+            row.db_size_bytes = sizes.database;
+            row.tables_size_bytes = sizes.tables;
+            row.datadir_size_bytes = sizes.datadir;
+            row.live_rows = match (step, &kv_state) {
+                (Step::Kv(_), Some(state)) if kv_known => state.written().unwrap_or(0),
+                _ => tables.iter().map(|t| t.bounds().len()).sum(),
+            };
+            row.live_rows_max = match step {
+                Step::Kv(_) => row.live_rows,
+                _ => tables.iter().map(|t| t.max_len()).sum(),
+            };
+            let (status, error) = (row.status.clone(), row.error.clone());
+            let name = row.step.clone();
+            self.results
+                .intervals
+                .extend(out.intervals.into_iter().map(|r| (name.clone(), r)));
+            self.results
+                .host_intervals
+                .extend(out.host_intervals.into_iter().map(|h| (name.clone(), h)));
+            self.results.steps.push(row);
+            self.results.write(self.dir)?;
+            self.observer
+                .step_finished(self.results.steps.last().expect("just pushed"));
+            match status.as_str() {
+                "error" => {
+                    return Err(Error::Step {
+                        step: step.to_string(),
+                        message: error.unwrap_or_default(),
+                    })
+                }
+                "interrupted" => return Err(Error::Interrupted),
+                _ => {}
+            }
         }
+        // The exact counts, once: a full scan of every table at the end.
+        if c.verify != VerifyMode::Off && !self.stop.requested() {
+            let wrote_tables = self.steps.iter().any(|s| s.kv().is_none() && s.writes());
+            let mut verdicts = Vec::new();
+            if wrote_tables {
+                verdicts.push(verify::verify_tables(
+                    c,
+                    self.connector,
+                    &tables,
+                    0,
+                    Check::Count,
+                    self.stop,
+                ));
+            }
+            if let (true, Some(state)) = (kv_known, &kv_state) {
+                verdicts.push(verify::verify_kv(c, self.connector, state, 0, Check::Count, self.stop));
+            }
+            for verdict in verdicts {
+                match verdict {
+                    Ok(None) => {}
+                    Ok(Some(Ok(()))) => {
+                        self.results.run.verified.get_or_insert(true);
+                    }
+                    Ok(Some(Err(what))) => {
+                        self.results.run.verified = Some(false);
+                        self.results.run.verify_error = Some(what);
+                    }
+                    Err(e) if e.is_canceled() && self.stop.requested() => return Err(Error::Interrupted),
+                    Err(e) => {
+                        self.results.run.verified = Some(false);
+                        self.results.run.verify_error = Some(format!("the final count could not run: {e}"));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The step's row, from what it measured.
+    fn step_row(&self, step: Step, out: &StepOutcome, engine: Option<EngineDelta>) -> StepRow {
+        let c = self.config;
         let mut row = StepRow {
-            run_id: results.run.run_id.clone(),
+            run_id: self.results.run.run_id.clone(),
             step: step.to_string(),
             status: out.status.into(),
             error: out.error.clone(),
             started_at_us: out.started_at_us,
             elapsed_s: out.elapsed_s,
-            clients: if step.kv().is_some() {
-                config.threads
-            } else {
-                config.clients
-            },
+            clients: if step.kv().is_some() { c.threads } else { c.clients },
             rows_per_commit: match step {
-                Step::Kv(op) if op.writes() => Some(config.batch_size),
-                _ => rows_per_commit(config, step),
+                Step::Kv(op) if op.writes() => Some(c.batch_size),
+                _ => c.writes(step).map(|w| w.rows_per_commit),
             },
             inserts: out.inserts,
             deletes: out.deletes,
@@ -307,7 +442,6 @@ fn run_steps(
             indexed_rows: (step == Step::CreateIndexes).then_some(out.indexed_rows),
             errors: out.errors,
             retries: out.retries,
-            db_size_before_bytes,
             cost_ops: match step {
                 Step::LoadI0 | Step::LoadI1 | Step::LoadI2 => Some(out.inserts),
                 Step::Query { .. } => Some(out.queries),
@@ -327,69 +461,50 @@ fn run_steps(
             ..StepRow::default()
         };
         if let Step::Query { rate, .. } = step {
-            let target = rate as f64 * config.clients as f64;
+            let target = rate as f64 * c.clients as f64;
             row.target_ips = Some(target);
-            // A verdict only for a step that ran its course.
-            row.sla_ok = (out.status == "ok").then(|| row.ips() >= 0.95 * target);
+            // A q step that did not insert its rows in time (it timed out or
+            // failed) missed its SLA; one the user stopped has no verdict.
+            row.sla_ok = match out.status {
+                "ok" => Some(row.ips() >= 0.95 * target),
+                "interrupted" => None,
+                _ => Some(false),
+            };
         }
         for (op, lat) in &out.latencies {
             let p = |h| PERCENTILES.map(|(q, _)| percentile_us(h, q));
             row.latencies.push((*op, p(&lat.response), p(&lat.service)));
+        }
+        row
+    }
+
+    /// The step's histograms: per operation over the step, and the
+    /// all-clients response times per interval.
+    fn record_histograms(&mut self, step: &str, out: &StepOutcome) {
+        let run_id = self.results.run.run_id.clone();
+        for (op, lat) in &out.latencies {
             for (time, h) in [("response", &lat.response), ("service", &lat.service)] {
-                results.histograms.push(HistogramRow {
-                    run_id: results.run.run_id.clone(),
-                    step: row.step.clone(),
+                self.results.histograms.push(HistogramRow {
+                    run_id: run_id.clone(),
+                    step: step.to_string(),
                     op: *op,
                     time,
                     count: h.len(),
                     histogram: serialize(h),
+                    t_s: None,
                 });
             }
         }
-        if step.writes() && out.status != "error" {
-            let checked = match (step, &kv_state) {
-                (Step::Kv(_), Some(state)) if kv_known => kv::verify(config, connector, state, ordinal as u64),
-                (Step::Kv(_), _) => Ok(None),
-                _ => verify::verify(config, connector, &tables, ordinal as u64),
-            };
-            match checked {
-                Ok(None) => {}
-                Ok(Some(Ok(()))) => row.verified = Some(true),
-                Ok(Some(Err(what))) => {
-                    row.verified = Some(false);
-                    row.verify_error = Some(what);
-                }
-                Err(e) => {
-                    row.verified = Some(false);
-                    row.verify_error = Some(format!("verify could not run: {e}"));
-                }
-            }
-        }
-        row.db_size_bytes = connector.size_bytes();
-        row.live_rows = match (step, &kv_state) {
-            (Step::Kv(_), Some(state)) if kv_known => state.written().unwrap_or(0),
-            _ => tables.iter().map(|t| t.bounds().len()).sum(),
-        };
-        let (status, error) = (row.status.clone(), row.error.clone());
-        results
-            .intervals
-            .extend(out.intervals.into_iter().map(|r| (row.step.clone(), r)));
-        results
-            .host_intervals
-            .extend(out.host_intervals.into_iter().map(|h| (row.step.clone(), h)));
-        results.steps.push(row);
-        results.write(dir)?;
-        observer.step_finished(results.steps.last().expect("just pushed"));
-        match status.as_str() {
-            "error" => {
-                return Err(Error::Step {
-                    step: step.to_string(),
-                    message: error.unwrap_or_default(),
-                })
-            }
-            "interrupted" => return Err(Error::Interrupted),
-            _ => {}
+        for (op, t_s, count, h) in &out.interval_histograms {
+            self.results.histograms.push(HistogramRow {
+                run_id: run_id.clone(),
+                step: step.to_string(),
+                op: *op,
+                time: "response",
+                count: *count,
+                histogram: h.clone(),
+                t_s: Some(*t_s),
+            });
         }
     }
-    Ok(())
 }

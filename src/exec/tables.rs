@@ -15,6 +15,8 @@ pub struct TableState {
     next: AtomicU64,
     /// For each inserter, a key at or below its uncommitted batch (u64::MAX when none).
     in_flight: Vec<AtomicU64>,
+    /// The largest window (uncommitted keys included) since [`TableState::begin_step`].
+    max_len: AtomicU64,
 }
 
 impl TableState {
@@ -26,7 +28,18 @@ impl TableState {
             tail: AtomicU64::new(window.tail),
             next: AtomicU64::new(window.head),
             in_flight: (0..inserters.max(1)).map(|_| AtomicU64::new(u64::MAX)).collect(),
+            max_len: AtomicU64::new(window.len()),
         }
+    }
+
+    /// Starts tracking the largest window of a step from the current one.
+    pub fn begin_step(&self) {
+        self.max_len.store(self.bounds().len(), SeqCst);
+    }
+
+    /// The largest window since [`TableState::begin_step`], uncommitted keys included.
+    pub fn max_len(&self) -> u64 {
+        self.max_len.load(SeqCst)
     }
 
     /// Takes `n` keys at the head for inserter `slot`; they are in flight until
@@ -36,6 +49,8 @@ impl TableState {
         // it, so a reader that sees the new `next` also sees the mark.
         self.in_flight[slot].store(self.next.load(SeqCst), SeqCst);
         let start = self.next.fetch_add(n, SeqCst);
+        let len = (start + n).saturating_sub(self.tail.load(SeqCst));
+        self.max_len.fetch_max(len, SeqCst);
         start..start + n
     }
 

@@ -1,32 +1,65 @@
-//! After a write step, check that every table holds exactly its window
-//! `[tail, head)`: row count, smallest and largest key, and a sample of rows
-//! equal to what the generator regenerates. A mismatch is reported, never hidden.
+//! After a write step, check that the database holds what the generators say
+//! it must, and at the end of a run count every table. A mismatch is
+//! reported, never hidden.
+//!
+//! Insert Benchmark tables hold exactly their window `[tail, head)`: the
+//! smallest and largest key (one row from each end of the primary key), a
+//! sample of rows equal to what the generator regenerates, and, when
+//! counting, `COUNT(*)`. The key/value table holds, for a sample of keys, the
+//! value of the step that last wrote each, and as many pairs as distinct keys
+//! were written.
 
+use super::kv_state::KvState;
 use super::tables::TableState;
-use crate::connect::{Bounds, Connector};
+use crate::connect::{Bounds, Connector, KV_TABLE};
 use crate::error::Result;
-use crate::gen::{Length, RowGen, RowSpec};
+use crate::gen::{encode_key, Length, RowGen, RowSpec};
+use crate::stop::Stop;
 use crate::workload::Config;
 use rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
+/// What a verification checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Check {
+    /// Bounds and sampled rows (cheap: no scan).
+    Quick,
+    /// Bounds, sampled rows and the exact count.
+    Full,
+    /// The exact count and bounds only (the end of a run).
+    Count,
+}
+
+impl Check {
+    fn counts(self) -> bool {
+        matches!(self, Check::Full | Check::Count)
+    }
+    fn samples(self) -> bool {
+        matches!(self, Check::Quick | Check::Full)
+    }
+}
+
 /// `Ok(None)`: the database keeps no rows (null); `Ok(Some(Ok(())))`: every
-/// table checked out; `Ok(Some(Err(what)))`: what differed.
-pub(crate) fn verify(
+/// table checked out; `Ok(Some(Err(what)))`: what differed. Statements are
+/// cancelled when a stop is requested.
+pub(crate) fn verify_tables(
     config: &Config,
     connector: &dyn Connector,
     tables: &[TableState],
     salt: u64,
+    check: Check,
+    stop: &Stop,
 ) -> Result<Option<std::result::Result<(), String>>> {
     let mut session = connector.session()?;
+    let interrupt = session.interrupter();
     let mut problems = Vec::new();
     for table in tables {
         let w = table.bounds();
-        let Some(found) = session.bounds(&table.name)? else {
+        let Some(found) = stop.guard(interrupt.as_ref(), || session.bounds(&table.name, check.counts()))? else {
             return Ok(None);
         };
         let expected = Bounds {
-            count: w.len(),
+            count: check.counts().then_some(w.len()),
             min: (!w.is_empty()).then_some(w.tail),
             max: (!w.is_empty()).then(|| w.head - 1),
         };
@@ -37,7 +70,7 @@ pub(crate) fn verify(
             ));
             continue;
         }
-        if w.is_empty() {
+        if w.is_empty() || !check.samples() {
             continue;
         }
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(config.seed ^ salt ^ table.number.rotate_left(32));
@@ -57,7 +90,7 @@ pub(crate) fn verify(
             ratio: config.ratio,
             ..RowSpec::default()
         })?;
-        let stored = session.rows(&table.name, &keys)?;
+        let stored = stop.guard(interrupt.as_ref(), || session.rows(&table.name, &keys))?;
         if stored.len() != keys.len() {
             problems.push(format!(
                 "{}: {} of {} sampled keys found",
@@ -80,4 +113,72 @@ pub(crate) fn verify(
     } else {
         Err(problems.join("; "))
     }))
+}
+
+/// Checks the key/value table: when counting, the number of pairs equals
+/// the number of distinct keys written since the last fill; when sampling,
+/// the first key, the last and `verify_sample` more hold the value of the
+/// step that last wrote them, or nothing. `Ok(None)`: not checked (a
+/// database that keeps nothing, or a key space too large to track).
+pub(crate) fn verify_kv(
+    config: &Config,
+    connector: &dyn Connector,
+    state: &KvState,
+    salt: u64,
+    check: Check,
+    stop: &Stop,
+) -> Result<Option<std::result::Result<(), String>>> {
+    let Some(expected) = state.written() else {
+        return Ok(None);
+    };
+    if !connector.stores_data() {
+        return Ok(None);
+    }
+    let mut session = connector.kv_session()?;
+    let interrupt = session.interrupter();
+    if check.counts() {
+        let found = stop.guard(interrupt.as_ref(), || session.count(KV_TABLE))?;
+        if found != expected {
+            return Ok(Some(Err(format!(
+                "{KV_TABLE}: expected {expected} pairs (distinct keys written), found {found}"
+            ))));
+        }
+    }
+    if !check.samples() {
+        return Ok(Some(Ok(())));
+    }
+    let num = config.num;
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(config.seed ^ salt.rotate_left(32) ^ 0x6b76);
+    let sample = [0, num - 1]
+        .into_iter()
+        .chain((0..config.verify_sample).map(|_| rng.next_u64() % num));
+    let mut key = vec![0u8; config.key_size as usize];
+    let (mut got, mut want) = (Vec::new(), Vec::new());
+    for k in sample {
+        if stop.requested() {
+            break;
+        }
+        encode_key(k, &mut key);
+        let present = session.get(KV_TABLE, &key, &mut got)?;
+        match state.writer_of(k).flatten() {
+            None if present => {
+                return Ok(Some(Err(format!(
+                    "{KV_TABLE}: key {k} was never written but is present"
+                ))))
+            }
+            None => {}
+            Some(_) if !present => return Ok(Some(Err(format!("{KV_TABLE}: key {k} is missing")))),
+            Some(step) => {
+                config.kv_values(step)?.value_into(k, &mut want);
+                if got != want {
+                    return Ok(Some(Err(format!(
+                        "{KV_TABLE}: key {k} holds {} bytes that differ from the {} bytes step {step} wrote",
+                        got.len(),
+                        want.len()
+                    ))));
+                }
+            }
+        }
+    }
+    Ok(Some(Ok(())))
 }

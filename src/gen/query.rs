@@ -141,28 +141,32 @@ impl PointQueries {
     }
 }
 
-/// Range queries of one query stream: the index uniform among the three, the
-/// lower bound uniform in its leading column's domain.
+/// Range queries of one query stream: the index uniform among the indexes
+/// that exist (the first `indexes` of [`SecondaryIndex::ALL`], as the
+/// reference picks), the lower bound uniform in its leading column's domain.
 #[derive(Clone, Debug)]
 pub struct RangeQueries {
     cursor: Cursor<2>,
     domains: Domains,
+    indexes: u64,
 }
 
 impl RangeQueries {
-    /// Query stream `stream` of `table`, from query `start`, over `domains`.
-    pub fn new(seed: u64, table: u64, stream: u64, start: u64, domains: Domains) -> Self {
+    /// Query stream `stream` of `table`, from query `start`, over `domains`,
+    /// on the first `indexes` (1 to 3) secondary indexes.
+    pub fn new(seed: u64, table: u64, stream: u64, start: u64, domains: Domains, indexes: usize) -> Self {
         let s = query_stream(seed, table, stream, Purpose::RangeQuery);
         RangeQueries {
             cursor: Cursor::new(s, start),
             domains,
+            indexes: indexes.clamp(1, SecondaryIndex::ALL.len()) as u64,
         }
     }
 
     /// The next query.
     pub fn next_query(&mut self) -> RangeQuery {
         let [a, b] = self.cursor.next_words();
-        let index = SecondaryIndex::ALL[scale(a, 3) as usize];
+        let index = SecondaryIndex::ALL[scale(a, self.indexes) as usize];
         RangeQuery {
             index,
             lower: scale(b, index.leading_domain(&self.domains) as u64) as i32,
@@ -188,7 +192,7 @@ mod tests {
     #[test]
     fn range_queries_use_all_indexes_within_their_domains() {
         let d = Domains::default();
-        let mut q = RangeQueries::new(0, 0, 0, 0, d);
+        let mut q = RangeQueries::new(0, 0, 0, 0, d, 3);
         let mut seen = [false; 3];
         for _ in 0..1000 {
             let r = q.next_query();
@@ -196,6 +200,19 @@ mod tests {
             seen[SecondaryIndex::ALL.iter().position(|&i| i == r.index).unwrap()] = true;
         }
         assert_eq!(seen, [true; 3]);
+    }
+
+    #[test]
+    fn range_queries_pick_only_among_the_indexes_that_exist() {
+        for n in 1..=3 {
+            let mut q = RangeQueries::new(0, 0, 0, 0, Domains::default(), n);
+            let mut used = std::collections::HashSet::new();
+            for _ in 0..1000 {
+                used.insert(q.next_query().index);
+            }
+            let expected: std::collections::HashSet<_> = SecondaryIndex::ALL[..n].iter().copied().collect();
+            assert_eq!(used, expected, "{n} indexes");
+        }
     }
 
     #[test]

@@ -76,25 +76,9 @@ fn per_cpu(file: &str) -> Option<String> {
     Some(parts.join(", "))
 }
 
-/// The mount holding `path`: (mount point, filesystem type, device).
-fn mount_of(path: &Path) -> Option<(String, String, String)> {
-    let path = std::fs::canonicalize(path).ok()?;
-    let text = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-    let mut best: Option<(String, String, String)> = None;
-    for line in text.lines() {
-        let (left, right) = line.split_once(" - ")?;
-        let mount = left.split_whitespace().nth(4)?.to_string();
-        let mut r = right.split_whitespace();
-        let (fstype, device) = (r.next()?.to_string(), r.next()?.to_string());
-        if path.starts_with(&mount) && best.as_ref().is_none_or(|b| mount.len() > b.0.len()) {
-            best = Some((mount, fstype, device));
-        }
-    }
-    best
-}
-
-/// Host and build facts; `data` is the database's file or directory when it is local.
-pub fn host_facts(data: Option<&Path>) -> Vec<Setting> {
+/// Host and build facts; `data` is the database's file or directory when it
+/// is local, `disks` the disks whose I/O the run counts.
+pub fn host_facts(data: Option<&Path>, disks: &super::Disks) -> Vec<Setting> {
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let model = cpuinfo
         .lines()
@@ -130,7 +114,7 @@ pub fn host_facts(data: Option<&Path>) -> Vec<Setting> {
         (Some(t), Some(f)) => Some(t.saturating_sub(f)),
         _ => None,
     };
-    let mount = data.and_then(mount_of);
+    let mount = data.and_then(super::system::mount_of);
     let no_cpufreq = "no cpufreq in /sys (a VM, or a kernel without it)";
     let mut facts = vec![
         fact("cpu_model", model, "/proc/cpuinfo", "no model name in /proc/cpuinfo"),
@@ -186,16 +170,17 @@ pub fn host_facts(data: Option<&Path>) -> Vec<Setting> {
         ),
         fact(
             "data_filesystem",
-            mount.as_ref().map(|m| format!("{} on {}", m.1, m.0)),
+            mount.as_ref().map(|m| format!("{} on {}", m.fstype, m.point)),
             "/proc/self/mountinfo",
             "no local database path",
         ),
         fact(
             "data_device",
-            mount.map(|m| m.2),
+            mount.map(|m| m.source),
             "/proc/self/mountinfo",
             "no local database path",
         ),
+        fact("data_disks", Some(disks.names().join(",")), disks.how(), ""),
     ];
     facts.push(Setting {
         scope: "ibench",

@@ -5,13 +5,15 @@
 //! and service time, in nanoseconds) and cuts a per-interval series as it
 //! goes; the step merges the recorders when its threads end.
 
+mod costs;
 mod engine;
 mod environment;
 mod system;
 
+pub use costs::{per_operation, COST_COLUMNS};
 pub use engine::{EngineCounters, EngineDelta};
 pub use environment::{host_facts, warnings, Setting};
-pub use system::{DiskCounters, SystemDelta, SystemSample};
+pub use system::{DiskCounters, Disks, SystemDelta, SystemSample};
 
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
@@ -41,9 +43,6 @@ pub enum Op {
 }
 
 impl Op {
-    /// Every op, in report order.
-    pub const ALL: [Op; 5] = [Op::Insert, Op::Delete, Op::Query, Op::CreateIndex, Op::Maintenance];
-
     /// The name used in result tables.
     pub fn name(self) -> &'static str {
         match self {
@@ -92,19 +91,21 @@ pub struct HostInterval {
 }
 
 /// One row of the per-interval series: what one client's operation did in
-/// `[t_s, t_s + interval)` seconds after the step started.
+/// `[t_s, t_s + length_s)` seconds after the step started (`client` None:
+/// all clients together).
 #[derive(Clone, Debug, PartialEq)]
 pub struct IntervalRow {
-    /// The client.
-    pub client: u32,
+    /// The client; None for all clients together.
+    pub client: Option<u32>,
     /// Start of the interval, seconds after the step started.
     pub t_s: f64,
+    /// The interval's real length: the interval, or less for the last one
+    /// (it ends when the thread or the step does).
+    pub length_s: f64,
     /// The operation.
     pub op: Op,
     /// Operations that ended in the interval.
     pub count: u64,
-    /// count / interval length.
-    pub rate: f64,
     /// Response-time median, µs (NaN when count is 0).
     pub p50_us: f64,
     /// Response-time 99th percentile, µs.
@@ -112,6 +113,20 @@ pub struct IntervalRow {
     /// Response-time maximum, µs.
     pub max_us: f64,
 }
+
+impl IntervalRow {
+    /// Operations per second over the interval's real length.
+    pub fn rate(&self) -> f64 {
+        if self.length_s > 0.0 {
+            self.count as f64 / self.length_s
+        } else {
+            0.0
+        }
+    }
+}
+
+/// One interval's response times, sparse: (a value of each bucket, count).
+type Sparse = Vec<(u64, u64)>;
 
 /// Times one operation type on one thread.
 pub struct Recorder {
@@ -123,7 +138,20 @@ pub struct Recorder {
     latencies: Latencies,
     current: u64,
     window: Histogram<u64>,
-    rows: Vec<IntervalRow>,
+    /// The response times of every interval so far, for the all-clients series.
+    windows: Vec<Sparse>,
+}
+
+/// What a recorder measured: the step's histograms, the thread's interval
+/// rows, and each interval's response times (to merge across threads).
+pub struct Recorded {
+    /// The operation.
+    pub op: Op,
+    /// Over the whole step.
+    pub latencies: Latencies,
+    /// The thread's per-interval rows.
+    pub rows: Vec<IntervalRow>,
+    windows: Vec<Sparse>,
 }
 
 /// Nanoseconds as a histogram value (at least 1, the histogram's floor).
@@ -144,7 +172,7 @@ impl Recorder {
             latencies: Latencies::default(),
             current: 0,
             window: histogram(),
-            rows: Vec::new(),
+            windows: Vec::new(),
         }
     }
 
@@ -168,40 +196,99 @@ impl Recorder {
         self.window.saturating_record(response);
     }
 
-    /// Closes intervals up to `index`, emitting empty rows for silent ones so
-    /// a stall shows as zeros, not as a gap.
+    /// Closes intervals up to `index`, keeping empty ones so a stall shows
+    /// as zeros, not as a gap.
     fn roll(&mut self, index: u64) {
         while self.current < index {
-            self.emit();
+            self.close();
             self.current += 1;
         }
     }
 
-    fn emit(&mut self) {
-        let h = &self.window;
-        let count = h.len();
-        let us = |v: u64| if count == 0 { f64::NAN } else { v as f64 / 1000.0 };
-        self.rows.push(IntervalRow {
-            client: self.client,
-            t_s: self.current as f64 * self.interval.as_secs_f64(),
-            op: self.op,
-            count,
-            rate: count as f64 / self.interval.as_secs_f64(),
-            p50_us: us(h.value_at_quantile(0.5)),
-            p99_us: us(h.value_at_quantile(0.99)),
-            max_us: us(h.max()),
-        });
-        self.window.reset();
+    fn close(&mut self) {
+        let sparse: Sparse = self
+            .window
+            .iter_recorded()
+            .map(|v| (v.value_iterated_to(), v.count_at_value()))
+            .collect();
+        self.windows.push(sparse);
+        if !self.window.is_empty() {
+            self.window.reset();
+        }
     }
 
-    /// The step's histograms and interval rows. The last interval is emitted
-    /// when it holds operations, or when it is the only one.
-    pub fn finish(mut self) -> (Op, Latencies, Vec<IntervalRow>) {
-        if !self.window.is_empty() || self.rows.is_empty() {
-            self.emit();
+    /// The step's histograms and interval rows, intervals covering
+    /// `[0, end)` of the thread's life (the last one shorter when `end`
+    /// falls inside it).
+    pub fn finish(mut self, end: Instant) -> Recorded {
+        let end_ns = ns(end.saturating_duration_since(self.start));
+        // The interval holding the last instant before `end`, at least the first.
+        let last = end_ns.saturating_sub(1) / self.interval_ns;
+        self.roll(last.max(self.current));
+        self.close();
+        let interval_s = self.interval.as_secs_f64();
+        let end_s = end_ns as f64 / 1e9;
+        let rows = self
+            .windows
+            .iter()
+            .enumerate()
+            .map(|(i, w)| row(Some(self.client), self.op, i, interval_s, end_s, w))
+            .collect();
+        Recorded {
+            op: self.op,
+            latencies: self.latencies,
+            rows,
+            windows: self.windows,
         }
-        (self.op, self.latencies, self.rows)
     }
+}
+
+/// The row of interval `i` of a series ending at `end_s` from its sparse histogram.
+fn row(client: Option<u32>, op: Op, i: usize, interval_s: f64, end_s: f64, values: &Sparse) -> IntervalRow {
+    let mut h = histogram();
+    for &(v, n) in values {
+        h.saturating_record_n(v, n);
+    }
+    summarise(client, op, i as f64 * interval_s, interval_s, end_s, &h)
+}
+
+fn summarise(client: Option<u32>, op: Op, t_s: f64, interval_s: f64, end_s: f64, h: &Histogram<u64>) -> IntervalRow {
+    let count = h.len();
+    let us = |v: u64| if count == 0 { f64::NAN } else { v as f64 / 1000.0 };
+    IntervalRow {
+        client,
+        t_s,
+        length_s: (end_s - t_s).clamp(0.0, interval_s),
+        op,
+        count,
+        p50_us: us(h.value_at_quantile(0.5)),
+        p99_us: us(h.value_at_quantile(0.99)),
+        max_us: us(h.max()),
+    }
+}
+
+/// The all-clients series of one operation: for each interval of `parts`
+/// (threads' recordings of `op`), the merged response times, over intervals
+/// of `interval` up to the step's end `end_s`. Returns the rows and each
+/// interval's merged histogram, serialized (see [`serialize`]).
+pub fn merge_series(op: Op, parts: &[&Recorded], interval: Duration, end_s: f64) -> Vec<(IntervalRow, Vec<u8>)> {
+    let n = parts.iter().map(|p| p.windows.len()).max().unwrap_or(0);
+    let interval_s = interval.as_secs_f64();
+    let mut h = histogram();
+    (0..n)
+        .map(|i| {
+            h.reset();
+            for p in parts {
+                for &(v, c) in p.windows.get(i).map(Vec::as_slice).unwrap_or(&[]) {
+                    h.saturating_record_n(v, c);
+                }
+            }
+            (
+                summarise(None, op, i as f64 * interval_s, interval_s, end_s, &h),
+                serialize(&h),
+            )
+        })
+        .collect()
 }
 
 /// A histogram serialized in HdrHistogram's compressed V2 format (the format
@@ -240,12 +327,58 @@ mod tests {
         let at = |s: f64| t0 + Duration::from_secs_f64(s);
         r.record(at(0.1), at(0.1), at(0.2));
         r.record(at(0.3), at(3.4), at(3.5)); // a 3 s stall
-        let (_, lat, rows) = r.finish();
-        let counts: Vec<u64> = rows.iter().map(|r| r.count).collect();
+        let out = r.finish(at(3.6));
+        let counts: Vec<u64> = out.rows.iter().map(|r| r.count).collect();
         assert_eq!(counts, vec![1, 0, 0, 1]);
-        assert_eq!(lat.response.len(), 2);
-        assert!((lat.response.max() as f64 - 3.2e9).abs() < 3.2e9 * 1e-3);
-        assert!((lat.service.max() as f64 - 0.1e9).abs() < 0.1e9 * 1e-3);
+        assert_eq!(out.latencies.response.len(), 2);
+        assert!((out.latencies.response.max() as f64 - 3.2e9).abs() < 3.2e9 * 1e-3);
+        assert!((out.latencies.service.max() as f64 - 0.1e9).abs() < 0.1e9 * 1e-3);
+    }
+
+    #[test]
+    fn the_last_partial_interval_has_its_real_length_and_rate() {
+        let t0 = Instant::now();
+        let mut r = Recorder::new(3, Op::Query, t0, Duration::from_secs(1));
+        let at = |s: f64| t0 + Duration::from_secs_f64(s);
+        // 10 operations per second for 2.5 seconds.
+        for i in 0..25 {
+            let t = 0.05 + i as f64 * 0.1;
+            r.record(at(t), at(t), at(t + 0.01));
+        }
+        let out = r.finish(at(2.5));
+        let lengths: Vec<f64> = out.rows.iter().map(|r| r.length_s).collect();
+        assert_eq!(lengths.len(), 3);
+        assert!((lengths[2] - 0.5).abs() < 1e-9, "{lengths:?}");
+        for row in &out.rows {
+            assert!((row.rate() - 10.0).abs() < 1e-6, "{row:?}");
+        }
+        // A thread that ends on a boundary has no empty interval after it.
+        let r = Recorder::new(0, Op::Insert, t0, Duration::from_secs(1));
+        assert_eq!(r.finish(at(2.0)).rows.len(), 2);
+    }
+
+    #[test]
+    fn the_all_clients_series_merges_the_threads_response_times() {
+        let t0 = Instant::now();
+        let at = |s: f64| t0 + Duration::from_secs_f64(s);
+        let mut fast = Recorder::new(0, Op::Insert, t0, Duration::from_secs(1));
+        let mut slow = Recorder::new(1, Op::Insert, t0, Duration::from_secs(1));
+        for i in 0..100 {
+            let t = i as f64 * 0.01;
+            fast.record(at(t), at(t), at(t) + Duration::from_micros(100));
+            if i % 10 == 0 {
+                slow.record(at(t), at(t), at(t) + Duration::from_micros(10_000));
+            }
+        }
+        let (a, b) = (fast.finish(at(1.0)), slow.finish(at(1.0)));
+        let merged = merge_series(Op::Insert, &[&a, &b], Duration::from_secs(1), 1.0);
+        assert_eq!(merged.len(), 1);
+        let (row, h) = &merged[0];
+        assert_eq!((row.client, row.count, deserialize(h).unwrap().len()), (None, 110, 110));
+        // The median of all 110 is a fast one; the largest of the two medians is a slow one.
+        assert!((row.p50_us - 100.0).abs() < 1.0, "{row:?}");
+        assert!(b.rows[0].p50_us > 9_000.0);
+        assert!((row.max_us - 10_000.0).abs() < 10.0);
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! Read from /proc (Linux). A counter that cannot be read is `None` and the
 //! run goes on; the reports show it as null.
 
+use std::path::Path;
 use std::time::Instant;
 
 /// Counters at one moment. CPU times are seconds; I/O in operations and bytes.
@@ -14,7 +15,7 @@ pub struct SystemSample {
     pub host_busy_s: Option<f64>,
     /// Host context switches since boot.
     pub host_ctxt: Option<u64>,
-    /// Disk reads and writes completed, and bytes read and written (whole disks).
+    /// Disk reads and writes completed, and bytes read and written (the database's disks).
     pub disk: Option<DiskCounters>,
     /// CPU seconds of this process (user + system).
     pub client_cpu_s: Option<f64>,
@@ -24,7 +25,7 @@ pub struct SystemSample {
     pub server_rss: Option<u64>,
 }
 
-/// Cumulative disk counters summed over whole disks.
+/// Cumulative disk counters summed over the counted disks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DiskCounters {
     /// Reads completed.
@@ -78,18 +79,197 @@ fn host_cpu() -> (Option<f64>, Option<u64>) {
     (busy, ctxt)
 }
 
-/// Whole disks' counters from /proc/diskstats (partitions, loop, ram and zram devices left out).
-fn disks() -> Option<DiskCounters> {
+/// The disks whose I/O a run counts: the physical devices under the
+/// database's file system (a device-mapper or RAID device resolved through
+/// its slaves, a partition to its disk, each counted once), or every
+/// physical disk when the database's device is unknown.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Disks {
+    names: Vec<String>,
+    how: String,
+}
+
+impl Disks {
+    /// The disks under `path` (the database's file or data directory), or
+    /// all physical disks when `path` is None or cannot be resolved.
+    pub fn for_path(path: Option<&Path>) -> Disks {
+        let sys = Path::new("/sys");
+        let resolved = path.and_then(|p| {
+            let m = mount_of(p)?;
+            let name = device_name(sys, &m.number, &m.source)?;
+            let names = physical(sys, &name);
+            (!names.is_empty()).then(|| (names, format!("{} ({name}) holding {}", m.source, m.point)))
+        });
+        match resolved {
+            Some((names, how)) => Disks { names, how },
+            None => Disks {
+                names: all_physical(sys),
+                how: match path {
+                    Some(p) => format!("all physical disks ({} is on no block device found here)", p.display()),
+                    None => "all physical disks (the database's device is unknown)".into(),
+                },
+            },
+        }
+    }
+
+    /// The devices counted (names as in /proc/diskstats).
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// How they were chosen.
+    pub fn how(&self) -> &str {
+        &self.how
+    }
+}
+
+/// Decodes mountinfo's octal escapes (`\040` is a space).
+fn unescape(field: &str) -> String {
+    let b = field.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\' && i + 3 < b.len() && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c)) {
+            out.push((b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0'));
+            i += 4;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A mounted file system, from /proc/self/mountinfo.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Mount {
+    /// Where it is mounted.
+    pub point: String,
+    /// Its device number, `major:minor` (major 0: no block device, or btrfs).
+    pub number: String,
+    /// Its type (ext4, xfs, ...).
+    pub fstype: String,
+    /// What is mounted (`/dev/vda`, `tmpfs`).
+    pub source: String,
+}
+
+/// The mount holding `path` (the longest mount point that is a prefix of it).
+pub(crate) fn mount_of(path: &Path) -> Option<Mount> {
+    let path = std::fs::canonicalize(path).ok()?;
+    let text = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let mut best: Option<Mount> = None;
+    for line in text.lines() {
+        let Some((left, right)) = line.split_once(" - ") else {
+            continue;
+        };
+        let l: Vec<&str> = left.split_whitespace().collect();
+        let mut r = right.split_whitespace();
+        let (Some(number), Some(point)) = (l.get(2), l.get(4)) else {
+            continue;
+        };
+        let point = unescape(point);
+        let fstype = r.next().unwrap_or("").to_string();
+        let source = unescape(r.next().unwrap_or(""));
+        if path.starts_with(&point) && best.as_ref().is_none_or(|b| point.len() >= b.point.len()) {
+            best = Some(Mount {
+                point,
+                number: number.to_string(),
+                fstype,
+                source,
+            });
+        }
+    }
+    best
+}
+
+/// The block device's name for a device number, or for the mount's source
+/// when the number is anonymous (btrfs, overlay: major 0).
+fn device_name(sys: &Path, number: &str, source: &str) -> Option<String> {
+    let by_number = |n: &str| {
+        std::fs::canonicalize(sys.join("dev/block").join(n))
+            .ok()
+            .and_then(|p| p.file_name().map(|f| f.to_string_lossy().into_owned()))
+    };
+    if !number.starts_with("0:") {
+        if let Some(name) = by_number(number) {
+            return Some(name);
+        }
+    }
+    use std::os::unix::fs::MetadataExt;
+    let rdev = std::fs::metadata(source).ok()?.rdev();
+    by_number(&format!("{}:{}", libc::major(rdev), libc::minor(rdev)))
+}
+
+/// The physical devices under block device `name`: itself when it has no
+/// slaves, else its slaves' (recursively); a partition's disk.
+pub(crate) fn physical(sys: &Path, name: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    collect_physical(sys, name, &mut out, 0);
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn collect_physical(sys: &Path, name: &str, out: &mut Vec<String>, depth: u32) {
+    if depth > 16 {
+        return;
+    }
+    let block = sys.join("block");
+    let whole = block.join(name);
+    if !whole.exists() {
+        // A partition: its disk is the directory holding it.
+        if let Ok(disks) = std::fs::read_dir(&block) {
+            for d in disks.flatten() {
+                if d.path().join(name).join("partition").exists() {
+                    collect_physical(sys, &d.file_name().to_string_lossy(), out, depth + 1);
+                    return;
+                }
+            }
+        }
+        return;
+    }
+    let slaves: Vec<String> = std::fs::read_dir(whole.join("slaves"))
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    if slaves.is_empty() {
+        out.push(name.to_string());
+    } else {
+        for s in slaves {
+            collect_physical(sys, &s, out, depth + 1);
+        }
+    }
+}
+
+/// Every whole disk with no slaves (not loop, ram or zram).
+fn all_physical(sys: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(sys.join("block"))
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.retain(|n| !["loop", "ram", "zram"].iter().any(|p| n.starts_with(p)));
+    let mut out = Vec::new();
+    for n in names {
+        out.extend(physical(sys, &n));
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The counters of `disks` from /proc/diskstats.
+fn disks(disks: &Disks) -> Option<DiskCounters> {
     let text = std::fs::read_to_string("/proc/diskstats").ok()?;
     let mut sum = DiskCounters::default();
     for line in text.lines() {
         let f: Vec<&str> = line.split_whitespace().collect();
-        if f.len() < 10 {
-            continue;
-        }
-        let name = f[2];
-        let whole = std::path::Path::new("/sys/block").join(name).exists();
-        if !whole || ["loop", "ram", "zram"].iter().any(|p| name.starts_with(p)) {
+        if f.len() < 10 || !disks.names.iter().any(|n| n == f[2]) {
             continue;
         }
         let n = |i: usize| f[i].parse::<u64>().unwrap_or(0);
@@ -144,15 +324,15 @@ fn processes(names: &[&str]) -> (Option<f64>, Option<u64>) {
 
 impl SystemSample {
     /// Reads every counter now; `server` names the server's processes
-    /// (empty when the database is embedded or remote).
-    pub fn take(server: &[&str]) -> SystemSample {
+    /// (empty when the database is embedded or remote), `on` the disks to count.
+    pub fn take(server: &[&str], on: &Disks) -> SystemSample {
         let (host_busy_s, host_ctxt) = host_cpu();
         let (server_cpu_s, server_rss) = processes(server);
         SystemSample {
             at: Some(Instant::now()),
             host_busy_s,
             host_ctxt,
-            disk: disks(),
+            disk: disks(on),
             client_cpu_s: own_cpu(),
             server_cpu_s,
             server_rss,
@@ -214,14 +394,57 @@ mod tests {
     use super::*;
 
     #[test]
+    fn mountinfo_escapes_are_decoded() {
+        assert_eq!(unescape("/mnt/my\\040disk"), "/mnt/my disk");
+        assert_eq!(unescape("/plain"), "/plain");
+        assert_eq!(unescape("/tab\\011x\\134"), "/tab\tx\\");
+    }
+
+    #[test]
+    fn stacked_devices_resolve_to_their_physical_disks_each_once() {
+        // A fake /sys: md0 over sda1 and sdb1, dm-0 over md0 and sdb2, a lone nvme0n1.
+        let sys = tempfile::tempdir().unwrap();
+        let b = sys.path().join("block");
+        for d in [
+            "sda/sda1",
+            "sdb/sdb1",
+            "sdb/sdb2",
+            "nvme0n1",
+            "md0/slaves",
+            "dm-0/slaves",
+            "loop0",
+        ] {
+            std::fs::create_dir_all(b.join(d)).unwrap();
+        }
+        for p in ["sda/sda1", "sdb/sdb1", "sdb/sdb2"] {
+            std::fs::write(b.join(p).join("partition"), "1").unwrap();
+        }
+        for (dev, slave) in [("md0", "sda1"), ("md0", "sdb1"), ("dm-0", "md0"), ("dm-0", "sdb2")] {
+            std::fs::create_dir_all(b.join(dev).join("slaves").join(slave)).unwrap();
+        }
+        assert_eq!(physical(sys.path(), "dm-0"), ["sda", "sdb"]);
+        assert_eq!(physical(sys.path(), "sdb2"), ["sdb"]);
+        assert_eq!(physical(sys.path(), "nvme0n1"), ["nvme0n1"]);
+        assert_eq!(all_physical(sys.path()), ["nvme0n1", "sda", "sdb"]);
+    }
+
+    #[test]
+    fn the_root_file_system_resolves_to_a_disk_of_this_host() {
+        let d = Disks::for_path(Some(Path::new("/")));
+        assert!(!d.names().is_empty(), "{d:?}");
+        assert!(!d.how().starts_with("all"), "{d:?}");
+        assert!(Disks::for_path(None).how().starts_with("all physical disks"));
+    }
+
+    #[test]
     fn this_process_and_the_host_are_readable_on_linux() {
-        let a = SystemSample::take(&[]);
+        let a = SystemSample::take(&[], &Disks::for_path(None));
         let mut x = 0u64;
         let start = Instant::now();
         while start.elapsed().as_millis() < 200 {
             x = x.wrapping_add(std::hint::black_box(1));
         }
-        let b = SystemSample::take(&[]);
+        let b = SystemSample::take(&[], &Disks::for_path(None));
         let d = SystemDelta::between(&a, &b);
         assert!(x > 0);
         assert!(d.client_cpu_s.unwrap() > 0.1, "{d:?}");

@@ -21,7 +21,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "build_profile",
         if cfg!(debug_assertions) { "debug" } else { "release" },
     )?;
-    m.add("COST_COLUMNS", crate::results::COST_COLUMNS.to_vec())?;
+    m.add("COST_COLUMNS", crate::metrics::COST_COLUMNS.to_vec())?;
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;
     errors::register(m)?;
     gen::register(m)?;

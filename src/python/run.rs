@@ -7,7 +7,6 @@ use crate::workload::Config;
 use pyo3::prelude::*;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -23,14 +22,16 @@ impl Lines {
 
 impl Observer for Lines {
     fn run_started(&self, run: &RunRow, dir: &Path) {
-        self.send(run.start_line(dir));
+        self.send(crate::cli::summary::start_line(run, dir));
         for w in &run.warnings {
             self.send(format!("warning: {w}"));
         }
     }
     fn step_finished(&self, s: &StepRow) {
-        let line = s.summary_line();
-        self.send(line);
+        self.send(crate::cli::summary::step_line(s));
+    }
+    fn warning(&self, message: &str) {
+        self.send(format!("warning: {message}"));
     }
 }
 
@@ -54,7 +55,7 @@ fn run(
     }
     all.extend(parsed);
     let config = Config::resolve(&all)?;
-    let stop = Arc::new(AtomicBool::new(false));
+    let stop = Arc::new(crate::stop::Stop::new());
     let (tx, rx) = mpsc::channel();
     let worker = {
         let stop = stop.clone();
@@ -83,7 +84,7 @@ fn run(
         if interrupted.is_none() {
             if let Err(e) = py.check_signals() {
                 // Stop between operations; the results so far are written.
-                stop.store(true, Ordering::SeqCst);
+                stop.request();
                 interrupted = Some(e);
             }
         }

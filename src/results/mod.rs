@@ -1,12 +1,19 @@
-//! Arrow schemas, record batches, and Parquet files.
+//! Result tables (docs/results.md), their Arrow schemas and record batches,
+//! Parquet files, and generated data as Arrow arrays. Each table's columns
+//! are declared once, in its own file.
 
+mod columns;
 mod generated;
+mod histograms;
+mod intervals;
 mod parquet_file;
-mod run_tables;
+mod run_results;
+mod runs;
+mod steps;
 
 pub use generated::{binary_array, encoded_keys_array, keys_array, rows_batch, rows_schema, text_array};
+pub use histograms::HistogramRow;
 pub use parquet_file::ParquetFile;
-pub use run_tables::{
-    EngineValue, HistogramRow, RunResults, RunRow, StepRow, COST_COLUMNS, ENGINE_COLUMNS, PERCENTILES, SCHEMA_VERSION,
-    STEP_OPS,
-};
+pub use run_results::RunResults;
+pub use runs::{RunRow, SCHEMA_VERSION};
+pub use steps::{StepRow, PERCENTILES, STEP_OPS};

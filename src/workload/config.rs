@@ -1,7 +1,7 @@
 //! A run's configuration: a preset, overlaid by a TOML file, overlaid by flags
 //! or keyword arguments. The resolved configuration is recorded with the run.
 
-use super::step::{Step, STANDARD_STEPS};
+use super::step::{QueryKind, Step, STANDARD_STEPS};
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -59,6 +59,15 @@ pub struct Config {
     pub interval_seconds: f64,
     /// Rows sampled per table by verify (besides the first and last).
     pub verify_sample: u32,
+    /// What verify checks: `quick` (after each write step, the key bounds
+    /// through the primary key and the sampled rows; the exact row counts
+    /// once at the end of the run), `full` (the exact counts after every
+    /// write step too), or `off`.
+    pub verify: VerifyMode,
+    /// With deletes, how many commits the deleter may fall behind the
+    /// inserter before the inserter waits for it (the reference's queues
+    /// allow about 8), so a table never grows by more than this many commits.
+    pub max_delete_lag: u32,
     /// A name for the run in reports.
     pub label: Option<String>,
     /// Key/value steps: the key space [0, num); fills write num keys.
@@ -86,6 +95,31 @@ pub struct Config {
     pub seek_nexts: u32,
     /// Keys per second of readwhilewriting's one writer.
     pub writer_rate: u32,
+}
+
+/// What verify checks after write steps and at the end of a run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum VerifyMode {
+    /// Key bounds (one row at each end of the primary key) and sampled rows
+    /// after each write step; exact counts at the end of the run.
+    #[default]
+    Quick,
+    /// Exact counts, bounds and sampled rows after every write step.
+    Full,
+    /// Nothing.
+    Off,
+}
+
+impl VerifyMode {
+    /// Its name, as configured.
+    pub fn name(self) -> &'static str {
+        match self {
+            VerifyMode::Quick => "quick",
+            VerifyMode::Full => "full",
+            VerifyMode::Off => "off",
+        }
+    }
 }
 
 /// The preset names, smallest first.
@@ -143,6 +177,8 @@ impl Config {
             max_seconds: None,
             interval_seconds: 1.0,
             verify_sample: 100,
+            verify: VerifyMode::Quick,
+            max_delete_lag: 8,
             label: None,
             num: 1_000_000,
             key_size: 16,
@@ -310,6 +346,28 @@ impl Config {
             return Err(Error::config(
                 "secondary_indexes",
                 format!("must be 0 to 3, got {}", self.secondary_indexes),
+            ));
+        }
+        if self.secondary_indexes == 0 {
+            if let Some(q) = steps.iter().find(|s| {
+                matches!(
+                    s,
+                    Step::Query {
+                        kind: QueryKind::Range,
+                        ..
+                    }
+                )
+            }) {
+                return Err(Error::config(
+                    "secondary_indexes",
+                    format!("{q} runs range queries on the secondary indexes: it needs at least 1, got 0"),
+                ));
+            }
+        }
+        if self.max_delete_lag == 0 {
+            return Err(Error::config(
+                "max_delete_lag",
+                "must be at least 1 commit (the inserter must be able to insert before the deleter deletes)",
             ));
         }
         positive("query_seconds", Some(self.query_seconds))?;

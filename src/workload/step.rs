@@ -166,6 +166,45 @@ impl Step {
     }
 }
 
+/// What each client of a write step writes: rows to insert, rows per
+/// commit, and the background rate (rows/s) of a q step.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Writes {
+    /// Rows each client inserts (and, with deletes, deletes).
+    pub rows: u64,
+    /// Rows per insert and delete commit.
+    pub rows_per_commit: u32,
+    /// Rows per second per client (q steps); None: as fast as possible.
+    pub rate: Option<u32>,
+}
+
+impl super::Config {
+    /// What each client of `step` writes; None for steps that insert no rows.
+    pub fn writes(&self, step: Step) -> Option<Writes> {
+        let (rows, rows_per_commit, rate) = match step {
+            Step::LoadI0 => (self.rows_l_i0, self.rows_per_commit_l_i0, None),
+            Step::LoadI1 => (self.rows_l_i1, self.rows_per_commit_l_i1, None),
+            Step::LoadI2 => (self.rows_l_i2, self.rows_per_commit_l_i2, None),
+            Step::Query { rate, .. } => (
+                (self.query_seconds * rate as f64).round().max(1.0) as u64,
+                self.rows_per_commit_q,
+                Some(rate),
+            ),
+            Step::CreateIndexes | Step::Wait | Step::Kv(_) => return None,
+        };
+        Some(Writes {
+            rows,
+            rows_per_commit,
+            rate,
+        })
+    }
+
+    /// True when `step` deletes from the tail as it inserts.
+    pub fn deletes(&self, step: Step) -> bool {
+        self.delete_per_insert && matches!(step, Step::LoadI1 | Step::LoadI2 | Step::Query { .. })
+    }
+}
+
 fn unknown(name: &str) -> Error {
     Error::config(
         "steps",

@@ -6,7 +6,6 @@ use ibench::results::StepRow;
 use ibench::workload::Config;
 use serde_json::Value;
 use std::path::Path;
-use std::sync::atomic::AtomicBool;
 
 /// A configuration: the quick preset overlaid by `params` (a JSON object).
 pub fn config(params: Value) -> Config {
@@ -15,7 +14,7 @@ pub fn config(params: Value) -> Config {
 
 /// Runs `config` with results under `out`.
 pub fn run(config: &Config, out: &Path) -> RunOutcome {
-    exec::run(config, out, &Silent, &AtomicBool::new(false)).expect("the run starts")
+    exec::run(config, out, &Silent, &ibench::Stop::new()).expect("the run starts")
 }
 
 /// The step named `name`.

@@ -162,7 +162,7 @@ def test_the_run_directory_holds_the_four_parquet_files_and_the_default_sqlite_d
 def test_the_runs_row_records_status_dbms_schema_version_build_profile_and_seed(quick: ibench.Results) -> None:
     assert len(quick.runs) == 1
     run = quick.runs.iloc[0]
-    assert (run.run_id, run.status, run.dbms, run.schema_version, run.seed) == (quick.path.name, "ok", "sqlite", 1, 7)
+    assert (run.run_id, run.status, run.dbms, run.schema_version, run.seed) == (quick.path.name, "ok", "sqlite", 2, 7)
     assert run.build_profile == ibench.build_profile
     assert pd.isna(run.error)
     assert quick.status == "ok"
@@ -239,8 +239,40 @@ def test_histograms_hold_bytes_in_nanoseconds_for_each_step_op_and_time_kind(qui
     h = quick.histograms
     assert set(h["unit"]) == {"ns"} and set(h["time"]) == {"response", "service"}
     assert all(isinstance(b, bytes) and b for b in h["histogram"])
-    assert not h.duplicated(["run_id", "step", "op", "time"]).any()
-    assert set(h.loc[h["step"] == "l.x", "op"]) == {"create_index"}
+    whole = h[h["t_s"].isna()]
+    assert not whole.duplicated(["run_id", "step", "op", "time"]).any()
+    assert set(whole.loc[whole["step"] == "l.x", "op"]) == {"create_index"}
+
+
+def test_per_interval_histograms_hold_every_clients_response_times_of_each_interval(quick: ibench.Results) -> None:
+    h = quick.histograms
+    per_interval = h[h["t_s"].notna()]
+    assert set(per_interval["time"]) == {"response"}
+    assert not per_interval.duplicated(["run_id", "step", "op", "t_s"]).any()
+    iv = quick.intervals
+    merged = iv[iv["client"].isna() & (iv["op"] != "host")]
+    for row in per_interval.itertuples():
+        match = merged[(merged["step"] == row.step) & (merged["op"] == row.op) & (merged["t_s"] == row.t_s)]
+        assert len(match) == 1 and int(match["count"].iloc[0]) == row.count, (row.step, row.op, row.t_s)
+    # The counts of a step's intervals add up to the whole step's.
+    for (step, op), part in per_interval.groupby(["step", "op"]):
+        total = h[(h["step"] == step) & (h["op"] == op) & (h["time"] == "response") & h["t_s"].isna()]["count"]
+        assert part["count"].sum() == int(total.iloc[0]), (step, op)
+
+
+def test_all_clients_interval_rows_merge_the_clients_and_partial_intervals_have_their_length(
+    quick: ibench.Results,
+) -> None:
+    iv = quick.intervals
+    ops = iv[iv["op"] != "host"]
+    for (step, op), part in ops.groupby(["step", "op"]):
+        clients = part[part["client"].notna()]
+        merged = part[part["client"].isna()]
+        by_t = clients.groupby("t_s")["count"].sum()
+        assert list(merged["count"].astype(int)) == [int(by_t.get(t, 0)) for t in merged["t_s"]], (step, op)
+        assert (part["length_s"] <= 1.0 + 1e-9).all() and (part["length_s"] > 0).all(), (step, op)
+        rate = part["count"].astype(float) / part["length_s"]
+        assert (abs(part["rate"] - rate) < 1e-6).all(), (step, op)
 
 
 # --- ibench.load ---------------------------------------------------------------

@@ -1,0 +1,179 @@
+//! The text a run prints: its start line, a line per finished step, and the
+//! end-of-run table. Steps that did not run their course (timeout, error,
+//! interrupted) are marked: their figures are partial, never shown as valid.
+
+use crate::metrics::Op;
+use crate::results::{RunRow, StepRow};
+
+/// The line announcing a run in progress output.
+pub fn start_line(run: &RunRow, dir: &std::path::Path) -> String {
+    format!(
+        "run {} on {} {} -> {}",
+        run.run_id,
+        run.dbms,
+        run.dbms_version,
+        dir.display()
+    )
+}
+
+/// One line for progress output: step, status, time, rates, SLA, verify, error.
+pub fn step_line(s: &StepRow) -> String {
+    let mut line = format!("{:>7} {:<11} {:>8.1} s", s.step, s.status, s.elapsed_s);
+    let partial = if s.ok() { "" } else { " (partial)" };
+    if s.inserts > 0 {
+        line += &format!("  {:>10.0} ips{partial}", s.ips());
+    }
+    if s.queries > 0 {
+        line += &format!("  {:>9.0} qps{partial}", s.qps());
+    }
+    if let Some(found) = s.found {
+        line += &format!("  {found} found");
+    }
+    if let Some(e) = &s.engine {
+        if let Some(w) = e.w_amp() {
+            line += &format!("  w_amp {w:.2}");
+        }
+        if let Some(p) = e.stall_pct(s.elapsed_s) {
+            line += &format!("  stall {p:.1}%");
+        }
+        line += &format!("  sst {:.1} MB", e.live_sst_bytes as f64 / 1e6);
+    }
+    if let Some(ok) = s.sla_ok {
+        line += if ok { "  SLA met" } else { "  SLA MISSED" };
+    }
+    match s.verified {
+        Some(true) => line += "  verified",
+        Some(false) => line += &format!("  VERIFY FAILED: {}", s.verify_error.as_deref().unwrap_or("")),
+        None => {}
+    }
+    if let Some(e) = &s.error {
+        line += &format!("  error: {e}");
+    }
+    line
+}
+
+fn ms(v: Option<f64>) -> String {
+    v.filter(|v| !v.is_nan())
+        .map_or("-".into(), |v| format!("{:.2}", v / 1000.0))
+}
+
+/// The end-of-run table: throughput and p99 latencies per step. The rates
+/// of a step that did not end `ok` carry a `*`.
+pub fn table(steps: &[StepRow], run: Option<&RunRow>) -> String {
+    let w = steps.iter().map(|s| s.step.len()).max().unwrap_or(0).max(7);
+    let engine = steps.iter().any(|s| s.engine.is_some());
+    let mut out = format!(
+        "{:>w$} {:>11} {:>9} {:>10} {:>10} {:>9} {:>10} {:>10} {:>10} {:>5} {:>8} {:>8} {:>8} {:>8} {:>8}",
+        "step",
+        "status",
+        "secs",
+        "ips",
+        "dps",
+        "qps",
+        "ins p99",
+        "ins svc",
+        "qry p99",
+        "SLA",
+        "verified",
+        "cpupq",
+        "client",
+        "server",
+        "wkbpi"
+    );
+    if engine {
+        out += &format!(" {:>6} {:>7} {:>8} {:>8}", "w_amp", "stall%", "c_csecs", "sst MB");
+    }
+    out += "\n";
+    for s in steps {
+        let p99 = |op: Op, service: bool| s.latency(op, service, 2);
+        let costs = s.costs();
+        let cost = |i: usize| costs[i].map_or("-".to_string(), |v| format!("{v:.1}"));
+        let mark = if s.ok() { "" } else { "*" };
+        let rate = |v: f64| format!("{v:.0}{mark}");
+        out += &format!(
+            "{:>w$} {:>11} {:>9.1} {:>10} {:>10} {:>9} {:>10} {:>10} {:>10} {:>5} {:>8} {:>8} {:>8} {:>8} {:>8}",
+            s.step,
+            s.status,
+            s.elapsed_s,
+            rate(s.ips()),
+            rate(s.dps()),
+            rate(s.qps()),
+            ms(p99(Op::Insert, false)),
+            ms(p99(Op::Insert, true)),
+            ms(p99(Op::Query, false)),
+            s.sla_ok.map_or("-", |ok| if ok { "yes" } else { "NO" }),
+            s.verified.map_or("-", |ok| if ok { "yes" } else { "NO" }),
+            cost(0),
+            cost(1),
+            cost(2),
+            cost(5),
+        );
+        if let Some(e) = &s.engine {
+            let f = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
+            out += &format!(
+                " {:>6} {:>7} {:>8.1} {:>8.1}",
+                f(e.w_amp()),
+                f(e.stall_pct(s.elapsed_s)),
+                e.compaction_cpu_s,
+                e.live_sst_bytes as f64 / 1e6
+            );
+        }
+        out += "\n";
+    }
+    out += "(latencies in ms: response-time p99 of inserts and queries, and the inserts' service-time p99;\n \
+            cpupq, client, server: host, ibench and server CPU µs per insert (load steps) or query (q steps);\n \
+            wkbpi: KB written to disk per operation; key/value steps: per pair written or per read)";
+    if steps.iter().any(|s| !s.ok()) {
+        out += "\n(*: the step did not run its course (its status says why): its rates are partial, not a result)";
+    }
+    if let Some(r) = run {
+        match r.verified {
+            Some(true) => out += "\nverified: every table holds exactly its rows (counted at the end of the run)",
+            Some(false) => {
+                out += &format!(
+                    "\nVERIFY FAILED at the end of the run: {}",
+                    r.verify_error.as_deref().unwrap_or("")
+                )
+            }
+            None => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_step_that_did_not_run_its_course_is_marked_in_every_rate() {
+        let steps = [
+            StepRow {
+                step: "qr100".into(),
+                status: "ok".into(),
+                elapsed_s: 2.0,
+                inserts: 200,
+                queries: 1000,
+                ..StepRow::default()
+            },
+            StepRow {
+                step: "qp100".into(),
+                status: "timeout".into(),
+                elapsed_s: 2.0,
+                inserts: 100,
+                queries: 900,
+                sla_ok: Some(false),
+                ..StepRow::default()
+            },
+        ];
+        let t = table(&steps, None);
+        let lines: Vec<&str> = t.lines().collect();
+        assert!(lines[1].contains(" 100 ") && !lines[1].contains('*'), "{t}");
+        assert!(
+            lines[2].contains("50*") && lines[2].contains("450*") && lines[2].contains("NO"),
+            "{t}"
+        );
+        assert!(t.contains("did not run its course"), "{t}");
+        assert!(step_line(&steps[1]).contains("(partial)"));
+    }
+}

@@ -1,0 +1,85 @@
+//! The inserter: batches of generated rows at the table's head, closed loop
+//! in load steps and paced in q steps; with deletes, it never runs more
+//! than `max_delete_lag` commits ahead of its deleter.
+
+use super::pacing::Schedule;
+use super::shared::Worker;
+use crate::connect::Session;
+use crate::error::Result;
+use crate::gen::{Length, RowCursor, RowGen, RowSpec, Rows};
+use crate::metrics::Recorder;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+impl Worker<'_> {
+    /// This role's schedule: paced at the step's rate, phased as its stream.
+    pub(super) fn schedule(&self, rate: Option<u32>, rows_per_commit: u32, t0: Instant) -> Schedule {
+        match rate {
+            Some(rate) => Schedule::rate(t0, rate as f64 / rows_per_commit as f64).phased(self.stream.0, self.stream.1),
+            None => Schedule::Unthrottled,
+        }
+    }
+
+    pub(super) fn insert(&self, session: &mut dyn Session, rec: &mut Recorder, t0: Instant) -> Result<()> {
+        let result = self.insert_rows(session, rec, t0);
+        self.shared.inserters_done[self.client as usize].store(true, Ordering::Release);
+        self.shared.pairs[self.client as usize].wake();
+        result
+    }
+
+    fn insert_rows(&self, session: &mut dyn Session, rec: &mut Recorder, t0: Instant) -> Result<()> {
+        let c = self.plan.config;
+        let w = c.writes(self.plan.step).expect("a write step");
+        let schedule = self.schedule(w.rate, w.rows_per_commit, t0);
+        let mut rows_gen = RowCursor::new(RowGen::new(&RowSpec {
+            seed: c.seed,
+            table: self.table.number,
+            data_length: Length::Uniform {
+                min: c.data_length[0],
+                max: c.data_length[1],
+            },
+            ratio: c.ratio,
+            ..RowSpec::default()
+        })?);
+        let client = self.client as usize;
+        let (inserted, deleted, pair) = (
+            &self.shared.inserted[client],
+            &self.shared.deleted[client],
+            &self.shared.pairs[client],
+        );
+        // With deletes, the table may grow by at most this many rows.
+        let lag = c
+            .deletes(self.plan.step)
+            .then(|| c.max_delete_lag as u64 * w.rows_per_commit as u64);
+        let mut rows = Rows::default();
+        let (mut done, mut i) = (0u64, 0u64);
+        while done < w.rows {
+            let intended = schedule.wait_for(i, || self.stopping(t0));
+            if self.stopping(t0) {
+                break;
+            }
+            let n = (w.rows - done).min(w.rows_per_commit as u64);
+            if let Some(lag) = lag {
+                let caught_up = || done + n <= deleted.load(Ordering::Acquire) + lag;
+                if !pair.wait_until(caught_up, || self.stopping(t0)) {
+                    break;
+                }
+            }
+            let keys = self.table.allocate(self.slot, n);
+            rows_gen.generate_into(keys.start, n as usize, &mut rows)?;
+            let started = Instant::now();
+            self.retrying(|| session.insert(&self.table.name, &rows, c.server_keys))?;
+            let ended = Instant::now();
+            self.table.committed(self.slot);
+            rec.record(if w.rate.is_some() { intended } else { started }, started, ended);
+            done += n;
+            i += 1;
+            inserted.store(done, Ordering::Release);
+            pair.wake();
+        }
+        // A paced stream lasts until the end of its last slot, so rows /
+        // elapsed is the rate it kept, not one slot more.
+        schedule.wait_end(i, || self.stopping(t0));
+        Ok(())
+    }
+}

@@ -1,0 +1,198 @@
+//! What a step's threads share: counters, the first error, stop and timeout
+//! flags, the sessions' interrupters, and the pairing of each client's
+//! inserter and deleter; and the [`Worker`] every role runs as.
+
+use super::tables::TableState;
+use super::StepPlan;
+use crate::error::Result;
+use crate::metrics::{Op, Recorder};
+use crate::stop::Interrupter;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// Attempts after the first for an operation that hit a deadlock or a serialization failure.
+const MAX_RETRIES: u32 = 10;
+
+/// Lets one thread wait for a condition another makes true (an inserter for
+/// its deleter to catch up, a deleter for rows to delete) without polling.
+#[derive(Default)]
+pub(super) struct Pair {
+    lock: Mutex<()>,
+    cv: Condvar,
+    waiters: AtomicU32,
+}
+
+impl Pair {
+    /// Waits until `ready()` or `stopping()`; true when ready.
+    pub(super) fn wait_until(&self, ready: impl Fn() -> bool, stopping: impl Fn() -> bool) -> bool {
+        if ready() {
+            return true;
+        }
+        self.waiters.fetch_add(1, Ordering::SeqCst);
+        let mut guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        let result = loop {
+            if ready() {
+                break true;
+            }
+            if stopping() {
+                break false;
+            }
+            // The timeout only bounds how late a stop is seen; wakes are notified.
+            guard = self
+                .cv
+                .wait_timeout(guard, Duration::from_millis(10))
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        };
+        drop(guard);
+        self.waiters.fetch_sub(1, Ordering::SeqCst);
+        result
+    }
+
+    /// Wakes the waiter, if any, after the condition may have changed.
+    pub(super) fn wake(&self) {
+        if self.waiters.load(Ordering::SeqCst) > 0 {
+            let _guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+            self.cv.notify_all();
+        }
+    }
+}
+
+/// A session's interrupter, and whether its role runs long statements
+/// (index creation, maintenance) that a stop cancels at once.
+pub(super) type Registered = Mutex<Option<(Interrupter, bool)>>;
+
+/// State the step's threads share.
+pub(super) struct Shared {
+    /// Rows (pairs) each client (thread) has written.
+    pub(super) inserted: Vec<AtomicU64>,
+    /// Rows each client's deleter has deleted.
+    pub(super) deleted: Vec<AtomicU64>,
+    /// Each client's inserter and deleter wait for each other here.
+    pub(super) pairs: Vec<Pair>,
+    pub(super) inserters_done: Vec<AtomicBool>,
+    pub(super) queries: AtomicU64,
+    pub(super) indexed_rows: AtomicU64,
+    /// Key/value reads that found their key.
+    pub(super) found: AtomicU64,
+    /// Key/value readers still running (readwhilewriting's writer stops at 0).
+    pub(super) readers_left: AtomicU64,
+    pub(super) errors: AtomicU64,
+    pub(super) retries: AtomicU64,
+    abort: AtomicBool,
+    pub(super) timed_out: AtomicBool,
+    error: Mutex<Option<String>>,
+    /// What maintenance skipped, and why.
+    notes: Mutex<Vec<String>>,
+    pub(super) start: OnceLock<Instant>,
+    /// Each role's session interrupter, by role.
+    pub(super) interrupters: Vec<Registered>,
+}
+
+impl Shared {
+    /// State for `clients` clients (or threads) and `roles` roles.
+    pub(super) fn new(clients: usize, inserters: usize, roles: usize, readers: u64) -> Self {
+        Shared {
+            inserted: (0..clients).map(|_| AtomicU64::new(0)).collect(),
+            deleted: (0..clients).map(|_| AtomicU64::new(0)).collect(),
+            pairs: (0..clients).map(|_| Pair::default()).collect(),
+            inserters_done: (0..inserters).map(|_| AtomicBool::new(false)).collect(),
+            queries: AtomicU64::new(0),
+            indexed_rows: AtomicU64::new(0),
+            found: AtomicU64::new(0),
+            readers_left: AtomicU64::new(readers),
+            errors: AtomicU64::new(0),
+            retries: AtomicU64::new(0),
+            abort: AtomicBool::new(false),
+            timed_out: AtomicBool::new(false),
+            error: Mutex::new(None),
+            notes: Mutex::new(Vec::new()),
+            start: OnceLock::new(),
+            interrupters: (0..roles).map(|_| Mutex::new(None)).collect(),
+        }
+    }
+
+    /// Records the step's first error and tells every thread to stop.
+    pub(super) fn fail(&self, message: String) {
+        self.error
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_or_insert(message);
+        self.abort.store(true, Ordering::SeqCst);
+    }
+
+    /// Notes what maintenance skipped.
+    pub(super) fn note(&self, notes: Vec<String>) {
+        self.notes.lock().unwrap_or_else(|p| p.into_inner()).extend(notes);
+    }
+
+    /// The first error, and the notes.
+    pub(super) fn take(self) -> (Option<String>, Vec<String>) {
+        let error = self.error.into_inner().unwrap_or_else(|p| p.into_inner());
+        let notes = self.notes.into_inner().unwrap_or_else(|p| p.into_inner());
+        (error, notes)
+    }
+
+    /// True once a thread failed.
+    pub(super) fn aborted(&self) -> bool {
+        self.abort.load(Ordering::Relaxed)
+    }
+}
+
+/// One role's thread: what it works on and the helpers every role uses.
+pub(super) struct Worker<'a> {
+    pub(super) plan: &'a StepPlan<'a>,
+    pub(super) shared: &'a Shared,
+    /// The client, or the thread of a key/value step.
+    pub(super) client: u32,
+    pub(super) table: &'a TableState,
+    /// The inserter's slot in its table (several inserters share one table).
+    pub(super) slot: usize,
+    /// The step's paced stream this role is, and how many there are (its phase).
+    pub(super) stream: (u64, u64),
+}
+
+impl Worker<'_> {
+    /// True when the role should stop: a failure elsewhere, a stop request,
+    /// or `max_seconds` passed (which marks the step timed out).
+    pub(super) fn stopping(&self, t0: Instant) -> bool {
+        if self.shared.aborted() || self.plan.stop.requested() {
+            return true;
+        }
+        if let Some(max) = self.plan.config.max_seconds {
+            if t0.elapsed().as_secs_f64() > max {
+                self.shared.timed_out.store(true, Ordering::Relaxed);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Runs `op`, again after a deadlock or serialization failure (up to
+    /// [`MAX_RETRIES`] times, each counted); the time of the failed attempts
+    /// stays in the operation's latency.
+    pub(super) fn retrying<T>(&self, mut op: impl FnMut() -> Result<T>) -> Result<T> {
+        let mut attempt = 0;
+        loop {
+            match op() {
+                Err(e) if e.is_retryable() && attempt < MAX_RETRIES => {
+                    attempt += 1;
+                    self.shared.retries.fetch_add(1, Ordering::Relaxed);
+                    std::thread::sleep(Duration::from_millis(attempt as u64));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// A recorder for `op` of this role.
+    pub(super) fn recorder(&self, op: Op, t0: Instant) -> Recorder {
+        Recorder::new(
+            self.client,
+            op,
+            t0,
+            Duration::from_secs_f64(self.plan.config.interval_seconds),
+        )
+    }
+}

@@ -1,0 +1,112 @@
+//! Everything a run has produced so far, and writing it as the run
+//! directory's Parquet files (docs/results.md).
+
+use super::columns::{batch, col, Column};
+use super::histograms::{self, HistogramRow};
+use super::intervals::{self, IntervalLine, Line};
+use super::runs::{self, RunRow};
+use super::steps::{self, StepRow};
+use super::ParquetFile;
+use crate::error::{Error, Result};
+use crate::metrics::{HostInterval, IntervalRow, Setting};
+use arrow::array::RecordBatch;
+use std::path::Path;
+
+/// Everything a run has produced so far.
+#[derive(Clone, Debug, Default)]
+pub struct RunResults {
+    /// The run.
+    pub run: RunRow,
+    /// Finished steps.
+    pub steps: Vec<StepRow>,
+    /// Per-interval series: (step, row).
+    pub intervals: Vec<(String, IntervalRow)>,
+    /// Per-interval host and process counters: (step, interval).
+    pub host_intervals: Vec<(String, HostInterval)>,
+    /// Histograms.
+    pub histograms: Vec<HistogramRow>,
+    /// Host facts and the server's configuration.
+    pub config: Vec<Setting>,
+}
+
+/// A setting of a run, with its run id.
+struct ConfigLine<'a>(&'a str, &'a Setting);
+
+fn config_columns<'a>() -> Vec<Column<ConfigLine<'a>>> {
+    type C<'b> = ConfigLine<'b>;
+    vec![
+        col!("run_id", str, |c: &C| c.0),
+        col!("scope", str, |c: &C| c.1.scope),
+        col!("name", str, |c: &C| c.1.name.as_str()),
+        col!("value", str, |c: &C| c.1.value.as_str()),
+        col!("source", str, |c: &C| c.1.source.as_str()),
+    ]
+}
+
+impl RunResults {
+    /// The `runs` table (one row).
+    pub fn runs_batch(&self) -> Result<RecordBatch> {
+        batch(&runs::columns(), std::iter::once(&self.run))
+    }
+
+    /// The `steps` table.
+    pub fn steps_batch(&self) -> Result<RecordBatch> {
+        batch(&steps::columns(), self.steps.iter())
+    }
+
+    /// The `intervals` table: operation rows, then host rows (op "host",
+    /// client null) with the host and process counters of each interval.
+    pub fn intervals_batch(&self) -> Result<RecordBatch> {
+        let run_id = self.run.run_id.as_str();
+        let lines: Vec<IntervalLine<'_>> = self
+            .intervals
+            .iter()
+            .map(|(step, r)| IntervalLine {
+                run_id,
+                step,
+                what: Line::Op(r),
+            })
+            .chain(self.host_intervals.iter().map(|(step, h)| IntervalLine {
+                run_id,
+                step,
+                what: Line::Host(h),
+            }))
+            .collect();
+        batch(&intervals::columns(), lines.iter())
+    }
+
+    /// The `config` table: host facts and server settings.
+    pub fn config_batch(&self) -> Result<RecordBatch> {
+        let lines: Vec<ConfigLine<'_>> = self.config.iter().map(|s| ConfigLine(&self.run.run_id, s)).collect();
+        batch(&config_columns(), lines.iter())
+    }
+
+    /// The `histograms` table.
+    pub fn histograms_batch(&self) -> Result<RecordBatch> {
+        batch(&histograms::columns(), self.histograms.iter())
+    }
+
+    /// Writes the five Parquet files into `dir`, each replaced atomically, so
+    /// a reader (or a crash) never sees a half-written file.
+    pub fn write(&self, dir: &Path) -> Result<()> {
+        for (name, batch) in [
+            ("runs", self.runs_batch()?),
+            ("steps", self.steps_batch()?),
+            ("intervals", self.intervals_batch()?),
+            ("histograms", self.histograms_batch()?),
+            ("config", self.config_batch()?),
+        ] {
+            let path = dir.join(format!("{name}.parquet"));
+            let tmp = dir.join(format!(".{name}.parquet.tmp"));
+            let mut file = ParquetFile::create(&tmp, batch.schema())?;
+            file.write(&batch)?;
+            file.finish()?;
+            std::fs::rename(&tmp, &path).map_err(|source| Error::Io {
+                action: "cannot replace",
+                path: path.clone(),
+                source,
+            })?;
+        }
+        Ok(())
+    }
+}
