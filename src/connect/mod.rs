@@ -157,8 +157,9 @@ pub(crate) fn files_size(path: &std::path::Path) -> Option<u64> {
     }
     let mut total = 0;
     for entry in std::fs::read_dir(path).ok()? {
-        let entry = entry.ok()?;
-        let meta = entry.metadata().ok()?;
+        // A file the server deletes while we walk (an obsolete WAL or SST) is simply gone.
+        let Ok(entry) = entry else { continue };
+        let Ok(meta) = entry.metadata() else { continue };
         total += if meta.is_dir() {
             files_size(&entry.path()).unwrap_or(0)
         } else {
@@ -204,9 +205,14 @@ pub trait Session: Send {
 /// `mysql://user:pass@host:port/db?engine=innodb|rocksdb`, `null:[?options]`,
 /// `rocksdb:PATH[?options]` (the `rocksdb` feature).
 pub fn open(dsn: &str) -> Result<Box<dyn Connector>> {
-    // libpq's key=value form: `host=127.0.0.1 user=postgres dbname=test`.
-    let key_value = !dsn.contains("://") && dsn.split_whitespace().all(|w| w.contains('='));
-    if key_value && ["host=", "user=", "dbname="].iter().any(|k| dsn.contains(k)) {
+    // libpq's key=value form: `host=127.0.0.1 user=postgres dbname=test`
+    // (values may be quoted: `password='a b'`).
+    let first_key = dsn.trim_start().split(['=', ' ']).next().unwrap_or("");
+    let key_value = !dsn.contains("://") && dsn.trim_start()[first_key.len()..].trim_start().starts_with('=');
+    const LIBPQ_KEYS: [&str; 8] = [
+        "host", "hostaddr", "port", "user", "dbname", "password", "sslmode", "service",
+    ];
+    if key_value && LIBPQ_KEYS.contains(&first_key) {
         return PostgresConnector::new(dsn)
             .map(|c| Box::new(c) as Box<dyn Connector>)
             .map_err(|e| hide_password(dsn, e));

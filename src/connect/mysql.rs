@@ -59,6 +59,8 @@ pub struct MysqlConnector {
     target: String,
     /// The server's `datadir` when it runs on this host, read once.
     datadir: OnceLock<Option<PathBuf>>,
+    /// MyRocks' data directory (`rocksdb_datadir`, relative to `datadir`), read once.
+    rocksdb_dir: OnceLock<Option<PathBuf>>,
 }
 
 /// Maps a server error to its kind: deadlocks (1213) and lock wait timeouts
@@ -151,6 +153,7 @@ impl MysqlConnector {
             engine_options,
             target,
             datadir: OnceLock::new(),
+            rocksdb_dir: OnceLock::new(),
         };
         let mut conn = connector.connect()?;
         let supported: Option<String> = conn
@@ -196,6 +199,19 @@ impl MysqlConnector {
 
     fn local(&self) -> bool {
         self.opts.get_socket().is_some() || super::is_local(&self.opts.get_ip_or_hostname())
+    }
+
+    /// MyRocks' directory: `rocksdb_datadir` (MariaDB `./#rocksdb`, MySQL
+    /// `./.rocksdb`), relative to `datadir`.
+    fn rocksdb_dir(&self, datadir: &std::path::Path) -> Option<PathBuf> {
+        self.rocksdb_dir
+            .get_or_init(|| {
+                let mut c = self.connect().ok()?;
+                let dir: Option<String> = c.query_first("SELECT @@rocksdb_datadir").ok()?;
+                let dir = PathBuf::from(dir?);
+                Some(if dir.is_absolute() { dir } else { datadir.join(dir) })
+            })
+            .clone()
     }
 
     /// Sizes from `information_schema`: estimates (InnoDB's come from its
@@ -302,7 +318,7 @@ impl Connector for MysqlConnector {
                 let database = match self.engine {
                     Engine::InnoDb => super::files_size(&schema)?,
                     // MyRocks keeps every schema's data in one RocksDB instance.
-                    Engine::RocksDb => super::files_size(&datadir.join(".rocksdb"))?,
+                    Engine::RocksDb => super::files_size(&self.rocksdb_dir(&datadir)?)?,
                 };
                 let table_files = match self.engine {
                     Engine::InnoDb => {

@@ -491,10 +491,12 @@ impl Session for PostgresSession {
              FROM {table} WHERE transactionid = ANY($1) ORDER BY transactionid"
         );
         let keys: Vec<i64> = keys.iter().map(|&k| k as i64).collect();
-        let rows = self
-            .client
-            .query(&sql, &[&keys])
-            .map_err(|e| pg_err(&self.target, "read rows", e))?;
+        // Through the primary key: a freshly loaded table has no statistics,
+        // and the planner would scan it whole for a hundred keys.
+        self.batch("read rows", "SET enable_seqscan = off")?;
+        let rows = self.client.query(&sql, &[&keys]);
+        self.batch("read rows", "RESET enable_seqscan")?;
+        let rows = rows.map_err(|e| pg_err(&self.target, "read rows", e))?;
         Ok(rows
             .iter()
             .map(|r| {

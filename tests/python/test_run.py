@@ -548,3 +548,35 @@ def test_host_rows_hold_the_per_interval_counters(tmp_path: Path) -> None:
     assert (host["host_cpu_pct"] > 0).all()
     assert {"client_cpu_pct", "write_mb_s", "cs_per_s"} <= set(host.columns)
     assert "p50_us" not in host.columns
+
+
+def test_a_config_file_keeps_its_own_preset_and_seed_unless_run_says_otherwise(tmp_path: Path) -> None:
+    toml = tmp_path / "run.toml"
+    toml.write_text('preset = "quick"\nseed = 42\nsteps = ["l.i0"]\nrows_l_i0 = 500\nlabel = "from the file"\n')
+    r = ibench.run(db="null:", config=toml, out=tmp_path / "out", progress=False)
+    recorded = json.loads(r.runs["config"].iloc[0])
+    assert (recorded["seed"], recorded["label"], recorded["rows_l_i0"]) == (42, "from the file", 500)
+    r = ibench.run(db="null:", config=toml, seed=3, out=tmp_path / "out", progress=False)
+    assert json.loads(r.runs["config"].iloc[0])["seed"] == 3
+
+
+def test_percentile_of_several_runs_needs_to_be_told_which(two_runs: tuple[Path, list[Path]]) -> None:
+    out, dirs = two_runs
+    both = ibench.load(out)
+    with pytest.raises(ibench.ConfigError, match="2 runs are loaded"):
+        both.percentile("l.i0", "insert", 99)
+    one = ibench.load(dirs[1])
+    run_id = str(one.runs["run_id"].iloc[0])
+    assert both.percentile("l.i0", "insert", 99, run=run_id) == one.percentile("l.i0", "insert", 99)
+    with pytest.raises(ibench.ConfigError, match="neither a run id nor a label"):
+        both.percentile("l.i0", "insert", 99, run="nope")
+
+
+def test_latency_over_time_plots_the_merged_percentiles_of_all_clients(tmp_path: Path) -> None:
+    r = ibench.run(db="null:?latency=exp:100us", steps=["l.i0"], clients=2, out=tmp_path, progress=False, **SMALL)
+    fig = ibench.plots.latency_over_time(r, "l.i0", "insert")
+    iv = r.intervals
+    merged = iv[(iv["step"] == "l.i0") & (iv["op"] == "insert") & iv["client"].isna()]
+    p50 = fig.axes[0].lines[0]
+    assert p50.get_label() == "p50"
+    assert list(p50.get_ydata()) == pytest.approx(list(merged["p50_us"].astype(float) / 1000.0))

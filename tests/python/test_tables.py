@@ -111,3 +111,38 @@ def test_tables_and_report_cover_runs_on_the_servers(runs: list[ibench.Results],
 
     html = report.render(server_runs, base="postgres")
     assert html.count("<table") >= 5 and "data:image/png;base64" in html
+
+
+@pytest.fixture(scope="module")
+def cut_short(tmp_path_factory: pytest.TempPathFactory) -> list[ibench.Results]:
+    """A run whose q step ran its course and one whose q step timed out (max_seconds)."""
+    out = tmp_path_factory.mktemp("cut")
+    steps = ["l.i0", "qp100"]
+    whole = ibench.run(db="null:", steps=steps, label="whole", out=out, **SMALL)
+    cut = ibench.run(
+        db="null:?latency=fixed:20ms", steps=steps, label="cut", out=out, max_seconds=0.5, rows_per_commit_q=1, **SMALL
+    )
+    return [whole, cut]
+
+
+def test_a_step_that_did_not_run_its_course_is_never_a_number_in_any_table(cut_short: list[ibench.Results]) -> None:
+    assert steps_of(cut_short[1]).loc["qp100", "status"] == "timeout"
+    for t in (
+        tables.throughput(cut_short),
+        tables.relative(cut_short, base="whole"),
+        tables.background_inserts(cut_short),
+        tables.latency(cut_short, "query"),
+    ):
+        frame = t.frame
+        cell = frame.loc[("cut", "p50"), "qp100"] if isinstance(frame.index, pd.MultiIndex) else frame.loc["cut", "qp100"]
+        assert pd.isna(cell), t.title
+        assert t.notes is not None
+        assert "timeout" in t.to_html(), t.title
+        assert "~~timeout" in t.to_markdown(), t.title
+    # The step that ran its course is a number as before.
+    assert tables.throughput(cut_short).frame.loc["whole", "qp100"] > 0
+
+
+def test_a_q_step_that_timed_out_counts_as_an_sla_miss(cut_short: list[ibench.Results]) -> None:
+    assert not bool(steps_of(cut_short[1]).loc["qp100", "sla_ok"])
+    assert tables.RED.split(": ")[1] in tables.background_inserts(cut_short).to_html()
