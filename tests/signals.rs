@@ -373,3 +373,23 @@ fn a_second_ctrl_c_during_the_wait_step_still_restores_innodbs_dirty_page_limit(
     assert!(stderr(dir.path()).contains("still stopping"), "{}", stderr(dir.path()));
     assert_eq!(run_status(dir.path()), "interrupted");
 }
+
+#[test]
+fn a_signal_cancels_a_mariadb_read_of_the_tables_blocked_on_a_lock() {
+    use mysql::prelude::Queryable;
+    let Some(db) = my_loaded("ibench_sig_read") else { return };
+    let url = db.split('?').next().unwrap().to_string();
+    // (The wait step's maintenance is cancelled in the second Ctrl-C's test.)
+    for (steps, statement, signal) in [("wait", "SELECT", libc::SIGHUP), ("l.i1", "SELECT", libc::SIGINT)] {
+        // A write lock held elsewhere blocks every read of the table (as verify's are).
+        let mut locker = mysql::Conn::new(mysql::Opts::from_url(&url).unwrap()).unwrap();
+        locker.query_drop("LOCK TABLES pi1 WRITE").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = start(dir.path(), &["--db", &db, "--steps", steps, "--wait-seconds", "0"]);
+        wait_for(statement, || my_waiting("ibench_sig_read", statement, "lock"));
+        send(&child, signal);
+        assert_eq!(exit_code(&mut child, Duration::from_secs(10)), 128 + signal, "{}", stderr(dir.path()));
+        assert_eq!(run_status(dir.path()), "interrupted", "{steps}");
+        locker.query_drop("UNLOCK TABLES").unwrap();
+    }
+}
