@@ -5,7 +5,6 @@
 //! (which operations a step performs) → [`exec`] (when, on which thread,
 //! against which [`connect`] session) → [`metrics`] → [`results`] → Python.
 
-pub mod civil;
 pub mod cli;
 pub mod connect;
 pub mod error;

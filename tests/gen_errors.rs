@@ -1,8 +1,6 @@
 //! Bad arguments get a clear error that names the argument, before any work.
 
-use ibench::gen::{
-    encode_keys, Alphabet, KeyGen, KeyKind, KeySpec, Length, RowGen, RowSpec, ValueGen, ValueSpec, Window,
-};
+use ibench::gen::{encode_keys, Alphabet, KeyGen, KeyKind, KeySpec, Length, RowGen, RowSpec, ValueGen, ValueSpec};
 use ibench::Error;
 
 /// The error's parameter name and message.
@@ -130,14 +128,6 @@ fn drawn_key_kinds_need_a_non_empty_space_and_a_valid_theta() {
 fn an_unknown_key_kind_lists_the_known_ones() {
     let m = assert_names("gaussian".parse::<KeyKind>(), "kind");
     assert!(m.contains("sequential, uniform, unique, zipfian, latest"), "{m}");
-}
-
-#[test]
-fn deleting_more_than_the_window_holds_is_an_error() {
-    let mut w = Window::new(10);
-    w.insert(5);
-    assert_names(w.delete(6), "delete");
-    assert_eq!(w, Window { tail: 10, head: 15 }, "a failed delete changes nothing");
 }
 
 #[test]

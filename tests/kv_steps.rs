@@ -20,15 +20,26 @@ fn share(n: u64, t: u64, threads: u64) -> (u64, u64) {
     (at(t), at(t + 1) - at(t))
 }
 
-/// Uniform draws `0..count` of thread `t` in step `ordinal`.
-fn uniform(c: &Config, ordinal: u64, t: u64, count: u64) -> Vec<u64> {
+/// Draws `0..count` of `kind` of thread `t` in step `ordinal`.
+fn drawn(c: &Config, kind: KeyKind, ordinal: u64, t: u64, count: u64) -> Vec<u64> {
     let spec = KeySpec {
         space: Some(c.num),
         seed: c.seed,
         table: (1u64 << 40) + ordinal * 4096 + t,
-        ..KeySpec::new(KeyKind::Uniform)
+        theta: c.zipf_theta,
+        ..KeySpec::new(kind)
     };
     KeyGen::new(&spec).unwrap().generate(0, count as usize).unwrap()
+}
+
+/// The keys of the reads and overwrites: the configured distribution.
+fn picked(c: &Config, ordinal: u64, t: u64, count: u64) -> Vec<u64> {
+    drawn(c, c.distribution.kind(), ordinal, t, count)
+}
+
+/// Uniform draws `0..count` of thread `t` in step `ordinal` (fillrandom).
+fn uniform(c: &Config, ordinal: u64, t: u64, count: u64) -> Vec<u64> {
+    drawn(c, KeyKind::Uniform, ordinal, t, count)
 }
 
 /// What the table must hold after `outcome`'s steps: key → the step number that last wrote it.
@@ -50,14 +61,20 @@ fn expected(c: &Config, outcome: &RunOutcome) -> BTreeMap<u64, u64> {
                     _ => c.writes.unwrap_or(c.num),
                 };
                 for t in 0..threads {
-                    for k in uniform(c, o, t, share(total, t, threads).1) {
+                    let n = share(total, t, threads).1;
+                    let keys = if s.step == "fillrandom" {
+                        uniform(c, o, t, n)
+                    } else {
+                        picked(c, o, t, n)
+                    };
+                    for k in keys {
                         map.insert(k, o);
                     }
                 }
             }
             // One writer, thread `threads`, for as long as the readers read.
             "readwhilewriting" => {
-                for k in uniform(c, o, threads, s.inserts) {
+                for k in picked(c, o, threads, s.inserts) {
                     map.insert(k, o);
                 }
             }
@@ -239,4 +256,33 @@ fn bad_key_value_parameters_name_themselves() {
             .to_string();
         assert!(e.starts_with(&format!("invalid {name}")), "{e}");
     }
+}
+
+#[test]
+fn zipfian_and_latest_overwrites_write_their_hot_keys_and_verify() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut distinct = BTreeMap::new();
+    for dist in ["uniform", "zipfian", "latest"] {
+        let db = format!("sqlite:{}", dir.path().join(format!("{dist}.db")).display());
+        let c = kv_config(
+            &db,
+            json!({"steps": ["fillseq", "overwrite"], "distribution": dist, "threads": 1}),
+        );
+        let out = run(&c, dir.path());
+        assert_eq!(out.results.run.status, "ok", "{dist}: {:?}", out.results.run.error);
+        assert_eq!(step(&out, "overwrite").verified, Some(true), "{dist}");
+        check_contents(&c, &db, &out);
+        let keys = picked(&c, 1, 0, 2000);
+        let unique: std::collections::BTreeSet<u64> = keys.iter().copied().collect();
+        distinct.insert(dist, unique.len());
+        if dist == "latest" {
+            // The highest keys are the hottest.
+            let top = keys.iter().filter(|&&k| k >= c.num - 30).count();
+            assert!(top > 2000 / 10, "{top} of 2000 draws in the top 1% of keys");
+        }
+    }
+    // 2000 uniform draws of 3000 keys hit ~1460 keys; zipfian draws repeat hot ones.
+    assert!(distinct["uniform"] > 1300, "{distinct:?}");
+    assert!(distinct["zipfian"] < distinct["uniform"] * 2 / 3, "{distinct:?}");
+    assert!(distinct["latest"] < distinct["uniform"] * 2 / 3, "{distinct:?}");
 }

@@ -36,5 +36,8 @@ fn the_result_files_keep_their_columns_types_and_nullability() {
         std::fs::write(SNAPSHOT, &text).unwrap();
     }
     let recorded = std::fs::read_to_string(SNAPSHOT).expect("tests/data/results-schema.txt");
-    assert_eq!(text, recorded, "the result files' layout changed (see this file's comment)");
+    assert_eq!(
+        text, recorded,
+        "the result files' layout changed (see this file's comment)"
+    );
 }

@@ -388,7 +388,12 @@ fn a_signal_cancels_a_mariadb_read_of_the_tables_blocked_on_a_lock() {
         let mut child = start(dir.path(), &["--db", &db, "--steps", steps, "--wait-seconds", "0"]);
         wait_for(statement, || my_waiting("ibench_sig_read", statement, "lock"));
         send(&child, signal);
-        assert_eq!(exit_code(&mut child, Duration::from_secs(10)), 128 + signal, "{}", stderr(dir.path()));
+        assert_eq!(
+            exit_code(&mut child, Duration::from_secs(10)),
+            128 + signal,
+            "{}",
+            stderr(dir.path())
+        );
         assert_eq!(run_status(dir.path()), "interrupted", "{steps}");
         locker.query_drop("UNLOCK TABLES").unwrap();
     }

@@ -142,6 +142,12 @@ pub(super) struct RunArgs {
     /// Keys/s of readwhilewriting's writer (default 10000).
     #[arg(long)]
     writer_rate: Option<u32>,
+    /// Key/value reads and overwrites: uniform, zipfian or latest (default uniform).
+    #[arg(long)]
+    distribution: Option<String>,
+    /// The exponent of the zipfian and latest distributions (default 0.99).
+    #[arg(long)]
+    zipf_theta: Option<f64>,
     /// No progress output.
     #[arg(long, short)]
     quiet: bool,
@@ -192,6 +198,8 @@ impl RunArgs {
         put("duration", self.duration.map(Value::from));
         put("seek_nexts", self.seek_nexts.map(Value::from));
         put("writer_rate", self.writer_rate.map(Value::from));
+        put("distribution", self.distribution.clone().map(Value::from));
+        put("zipf_theta", self.zipf_theta.map(Value::from));
         put("ratio", self.ratio.map(Value::from));
         put("server_keys", self.server_keys.then_some(Value::from(true)));
         put("shared_table", self.shared_table.then_some(Value::from(true)));

@@ -60,67 +60,59 @@ fn ms(v: Option<f64>) -> String {
 /// The end-of-run table: throughput and p99 latencies per step. The rates
 /// of a step that did not end `ok` carry a `*`.
 pub fn table(steps: &[StepRow], run: Option<&RunRow>) -> String {
-    let w = steps.iter().map(|s| s.step.len()).max().unwrap_or(0).max(7);
+    use comfy_table::{presets::NOTHING, CellAlignment, Table};
     let engine = steps.iter().any(|s| s.engine.is_some());
-    let mut out = format!(
-        "{:>w$} {:>11} {:>9} {:>10} {:>10} {:>9} {:>10} {:>10} {:>10} {:>5} {:>8} {:>8} {:>8} {:>8} {:>8}",
-        "step",
-        "status",
-        "secs",
-        "ips",
-        "dps",
-        "qps",
-        "ins p99",
-        "ins svc",
-        "qry p99",
-        "SLA",
-        "verified",
-        "cpupq",
-        "client",
-        "server",
-        "wkbpi"
-    );
+    let mut header = vec![
+        "step", "status", "secs", "ips", "dps", "qps", "ins p99", "ins svc", "qry p99", "SLA", "verified", "cpupq",
+        "client", "server", "wkbpi",
+    ];
     if engine {
-        out += &format!(" {:>6} {:>7} {:>8} {:>8}", "w_amp", "stall%", "c_csecs", "sst MB");
+        header.extend(["w_amp", "stall%", "c_csecs", "sst MB"]);
     }
-    out += "\n";
+    let mut t = Table::new();
+    t.load_preset(NOTHING).set_header(header);
     for s in steps {
         let p99 = |op: Op, service: bool| s.latency(op, service, 2);
         let costs = s.costs();
         let cost = |i: usize| costs[i].map_or("-".to_string(), |v| format!("{v:.1}"));
         let mark = if s.ok() { "" } else { "*" };
         let rate = |v: f64| format!("{v:.0}{mark}");
-        out += &format!(
-            "{:>w$} {:>11} {:>9.1} {:>10} {:>10} {:>9} {:>10} {:>10} {:>10} {:>5} {:>8} {:>8} {:>8} {:>8} {:>8}",
-            s.step,
-            s.status,
-            s.elapsed_s,
+        let mut row = vec![
+            s.step.clone(),
+            s.status.clone(),
+            format!("{:.1}", s.elapsed_s),
             rate(s.ips()),
             rate(s.dps()),
             rate(s.qps()),
             ms(p99(Op::Insert, false)),
             ms(p99(Op::Insert, true)),
             ms(p99(Op::Query, false)),
-            s.sla_ok.map_or("-", |ok| if ok { "yes" } else { "NO" }),
-            s.verified.map_or("-", |ok| if ok { "yes" } else { "NO" }),
+            s.sla_ok.map_or("-", |ok| if ok { "yes" } else { "NO" }).into(),
+            s.verified.map_or("-", |ok| if ok { "yes" } else { "NO" }).into(),
             cost(0),
             cost(1),
             cost(2),
             cost(5),
-        );
-        if let Some(e) = &s.engine {
+        ];
+        if engine {
             let f = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
-            out += &format!(
-                " {:>6} {:>7} {:>8.1} {:>8.1}",
-                f(e.w_amp()),
-                f(e.stall_pct(s.elapsed_s)),
-                e.compaction_cpu_s,
-                e.live_sst_bytes as f64 / 1e6
-            );
+            match &s.engine {
+                Some(e) => row.extend([
+                    f(e.w_amp()),
+                    f(e.stall_pct(s.elapsed_s)),
+                    format!("{:.1}", e.compaction_cpu_s),
+                    format!("{:.1}", e.live_sst_bytes as f64 / 1e6),
+                ]),
+                None => row.extend(["-".to_string(), "-".into(), "-".into(), "-".into()]),
+            }
         }
-        out += "\n";
+        t.add_row(row);
     }
-    out += "(latencies in ms: response-time p99 of inserts and queries, and the inserts' service-time p99;\n \
+    for c in t.column_iter_mut() {
+        c.set_cell_alignment(CellAlignment::Right);
+    }
+    let mut out = t.to_string();
+    out += "\n(latencies in ms: response-time p99 of inserts and queries, and the inserts' service-time p99;\n \
             cpupq, client, server: host, ibench and server CPU µs per insert (load steps) or query (q steps);\n \
             wkbpi: KB written to disk per operation; key/value steps: per pair written or per read)";
     if steps.iter().any(|s| !s.ok()) {

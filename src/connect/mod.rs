@@ -1,6 +1,7 @@
 //! Connectors: one module per database, each opening sessions (one connection
 //! used by one thread). Nothing here knows about steps or timing.
 
+mod dsn;
 #[cfg(test)]
 mod kv_contract;
 mod mysql;
@@ -9,6 +10,7 @@ mod postgres;
 #[cfg(feature = "rocksdb")]
 mod rocks;
 mod secrets;
+mod sql;
 mod sqlite;
 
 use crate::error::{Error, Result};

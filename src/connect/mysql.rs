@@ -17,10 +17,10 @@
 //! MyRocks: the memtable); waiting for compaction is the wait step's
 //! maintenance.
 
+use super::sql::{self, Dialect, Engine, SessionSql};
 use super::{Bounds, Connector, KvSession, Session, Sizes};
-use crate::civil::{self, Civil};
 use crate::error::{DbErrorKind, Error, Result};
-use crate::gen::{KvBatch, RangeQuery, Row, Rows, SecondaryIndex};
+use crate::gen::{KvBatch, RangeQuery, Row, Rows};
 use crate::stop::{Interrupter, Stop};
 use mysql::prelude::Queryable;
 use mysql::{Conn, Opts, OptsBuilder, Params, TxOpts, Value};
@@ -30,26 +30,6 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// Pairs per key/value INSERT: two placeholders each, and a statement has at
-/// most 65535.
-const PAIRS_PER_STATEMENT: usize = 65535 / 2;
-
-/// The storage engine of the tables.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Engine {
-    InnoDb,
-    RocksDb,
-}
-
-impl Engine {
-    fn sql(self) -> &'static str {
-        match self {
-            Engine::InnoDb => "InnoDB",
-            Engine::RocksDb => "ROCKSDB",
-        }
-    }
-}
 
 /// The MySQL/MariaDB connector.
 pub struct MysqlConnector {
@@ -113,26 +93,30 @@ impl MysqlConnector {
     /// Parses `dsn` and checks that the server answers and has the engine.
     pub fn new(dsn: &str) -> Result<Self> {
         let bad = |why: String| Error::config("db", format!("{:?}: {why}", super::redact(dsn)));
-        let (base, query) = dsn.split_once('?').unwrap_or((dsn, ""));
+        let (base, query) = super::dsn::split(dsn);
         let (mut engine, mut socket, mut engine_options, mut rest) = (Engine::InnoDb, None, String::new(), Vec::new());
-        for pair in query.split('&').filter(|p| !p.is_empty()) {
-            match pair.split_once('=') {
-                Some(("engine", v)) => {
+        for (name, v) in query {
+            match name.as_str() {
+                "engine" => {
                     engine = match v.to_ascii_lowercase().as_str() {
                         "innodb" => Engine::InnoDb,
                         "rocksdb" | "myrocks" => Engine::RocksDb,
                         _ => return Err(bad(format!("engine {v:?}: expected innodb or rocksdb"))),
                     }
                 }
-                Some(("socket", v)) => socket = Some(v.to_string()),
-                Some(("engine_options", v)) => engine_options = v.replace('+', " "),
-                _ => rest.push(pair),
+                "socket" => socket = Some(v),
+                "engine_options" => engine_options = v,
+                _ => rest.push((name, v)),
             }
         }
+        // The driver's own options go back to it, encoded again.
         let url = if rest.is_empty() {
             base.to_string()
         } else {
-            format!("{base}?{}", rest.join("&"))
+            let query: String = url::form_urlencoded::Serializer::new(String::new())
+                .extend_pairs(&rest)
+                .finish();
+            format!("{base}?{query}")
         };
         let opts = Opts::from_url(&url).map_err(|e| bad(format!("not a MySQL DSN: {e}")))?;
         let user = opts.get_user().unwrap_or("").to_string();
@@ -189,10 +173,13 @@ impl MysqlConnector {
         Ok(MysqlSession {
             conn: self.connect()?,
             opts: self.opts.clone(),
-            inserts: std::collections::HashMap::new(),
+            sql: SessionSql::new(Dialect::Mysql {
+                engine: self.engine,
+                options: self.engine_options.clone(),
+            }),
+            inserts: (String::new(), std::collections::HashMap::new()),
             kv_puts: std::collections::HashMap::new(),
             engine: self.engine,
-            engine_options: self.engine_options.clone(),
             target: self.target.clone(),
         })
     }
@@ -359,38 +346,40 @@ struct MysqlSession {
     /// For a second connection: cancelling a statement, restoring a setting
     /// after this connection was lost.
     opts: Opts,
-    inserts: std::collections::HashMap<(String, usize, bool), mysql::Statement>,
+    sql: SessionSql,
+    /// The inserts of the current table, by (rows, server keys).
+    inserts: (String, std::collections::HashMap<(usize, bool), mysql::Statement>),
     /// The key/value upserts by (table, pairs).
     kv_puts: std::collections::HashMap<(String, usize), mysql::Statement>,
     engine: Engine,
-    engine_options: String,
     target: String,
 }
 
+/// Unix microseconds as a DATETIME value (UTC).
 fn datetime(micros: i64) -> Value {
-    let c = civil::from_micros(micros);
+    let t = time::OffsetDateTime::from_unix_timestamp_nanos(micros as i128 * 1000).expect("a DATETIME's range");
     Value::Date(
-        c.year as u16,
-        c.month as u8,
-        c.day as u8,
-        c.hour as u8,
-        c.minute as u8,
-        c.second as u8,
-        c.micros,
+        t.year() as u16,
+        t.month() as u8,
+        t.day(),
+        t.hour(),
+        t.minute(),
+        t.second(),
+        t.microsecond(),
     )
 }
 
+/// A DATETIME value as Unix microseconds (UTC); `i64::MIN` for anything else.
 fn micros(v: &Value) -> i64 {
-    match *v {
-        Value::Date(year, month, day, hour, minute, second, micros) => civil::to_micros(Civil {
-            year: year as i64,
-            month: month as u32,
-            day: day as u32,
-            hour: hour as u32,
-            minute: minute as u32,
-            second: second as u32,
-            micros,
-        }),
+    let Value::Date(year, month, day, hour, minute, second, micros) = *v else {
+        return i64::MIN;
+    };
+    let date = time::Month::try_from(month)
+        .ok()
+        .and_then(|m| time::Date::from_calendar_date(year as i32, m, day).ok());
+    let clock = time::Time::from_hms_micro(hour, minute, second, micros).ok();
+    match (date, clock) {
+        (Some(d), Some(t)) => (time::PrimitiveDateTime::new(d, t).assume_utc().unix_timestamp_nanos() / 1000) as i64,
         _ => i64::MIN,
     }
 }
@@ -493,16 +482,22 @@ impl MysqlSession {
         if let Some(s) = self.kv_puts.get(&key) {
             return Ok(s.clone());
         }
-        let sql = format!(
-            "INSERT INTO {table} (k, v) VALUES {} ON DUPLICATE KEY UPDATE v = VALUES(v)",
-            vec!["(?,?)"; n].join(",")
-        );
         let s = self
             .conn
-            .prep(sql)
+            .prep(self.sql.dialect.kv_upsert(table, n))
             .map_err(|e| my_err(&self.target, "prepare put", e))?;
         self.kv_puts.insert(key, s.clone());
         Ok(s)
+    }
+
+    /// Runs DDL, forgetting prepared statements (they may name a dropped table).
+    fn ddl(&mut self, what: &str, statements: Vec<String>) -> Result<()> {
+        self.inserts.1.clear();
+        self.kv_puts.clear();
+        for sql in statements {
+            self.run(what, &sql)?;
+        }
+        Ok(())
     }
 
     /// Polls `done` every 100 ms until it holds, `limit` passes or a stop is requested.
@@ -573,76 +568,32 @@ impl Drop for Restore {
 
 impl Session for MysqlSession {
     fn create_table(&mut self, table: &str, server_keys: bool) -> Result<()> {
-        let auto = if server_keys { " AUTO_INCREMENT" } else { "" };
-        self.inserts.clear();
-        self.run("drop table", &format!("DROP TABLE IF EXISTS {table}"))?;
-        self.run(
-            "create table",
-            &format!(
-                "CREATE TABLE {table} (
-                   transactionid BIGINT NOT NULL{auto},
-                   dateandtime DATETIME,
-                   cashregisterid INT NOT NULL,
-                   customerid INT NOT NULL,
-                   productid INT NOT NULL,
-                   price INT NOT NULL,
-                   data VARCHAR(4000),
-                   PRIMARY KEY (transactionid)
-                 ) ENGINE={} {}",
-                self.engine.sql(),
-                self.engine_options
-            ),
-        )
+        let ddl = self.sql.dialect.create_table(table, server_keys);
+        self.ddl("create table", ddl)
     }
 
     fn create_indexes(&mut self, table: &str, count: usize) -> Result<()> {
-        let adds: Vec<String> = SecondaryIndex::ALL
-            .iter()
-            .take(count)
-            .map(|i| format!("ADD INDEX {table}_{} ({})", i.suffix(), i.columns().join(", ")))
-            .collect();
-        match self.engine {
-            Engine::InnoDb if !adds.is_empty() => {
-                self.run("create indexes", &format!("ALTER TABLE {table} {}", adds.join(", ")))
-            }
-            Engine::InnoDb => Ok(()),
-            Engine::RocksDb => {
-                for add in adds {
-                    self.run("create index", &format!("ALTER TABLE {table} {add}"))?;
-                }
-                Ok(())
-            }
-        }
+        let ddl = self.sql.dialect.create_indexes(table, count);
+        self.ddl("create indexes", ddl)
     }
 
     fn insert(&mut self, table: &str, rows: &Rows, server_keys: bool) -> Result<()> {
         let n = rows.len();
-        // Keyed by shape, so the statement text is built and hashed once per batch size.
-        let key = (table.to_string(), n, server_keys);
-        let stmt = match self.inserts.get(&key) {
+        if self.inserts.0 != table {
+            self.inserts = (table.to_string(), std::collections::HashMap::new());
+        }
+        let stmt = match self.inserts.1.get(&(n, server_keys)) {
             Some(s) => s.clone(),
             None => {
-                let (cols, one) = if server_keys {
-                    (
-                        "dateandtime, cashregisterid, customerid, productid, price, data",
-                        "(?,?,?,?,?,?)",
-                    )
-                } else {
-                    (
-                        "transactionid, dateandtime, cashregisterid, customerid, productid, price, data",
-                        "(?,?,?,?,?,?,?)",
-                    )
-                };
-                let sql = format!("INSERT INTO {table} ({cols}) VALUES {}", vec![one; n].join(","));
                 let s = self
                     .conn
-                    .prep(sql)
+                    .prep(self.sql.dialect.insert(table, n, server_keys))
                     .map_err(|e| my_err(&self.target, "prepare insert", e))?;
-                self.inserts.insert(key, s.clone());
+                self.inserts.1.insert((n, server_keys), s.clone());
                 s
             }
         };
-        let mut values = Vec::with_capacity(n * 7);
+        let mut values = Vec::with_capacity(n * sql::per_row(server_keys));
         for i in 0..n {
             if !server_keys {
                 values.push(Value::Int(rows.transactionid[i]));
@@ -662,38 +613,34 @@ impl Session for MysqlSession {
     }
 
     fn delete(&mut self, table: &str, keys: Range<u64>) -> Result<u64> {
-        let sql = format!("DELETE FROM {table} WHERE transactionid >= ? AND transactionid < ?");
+        let sql = self.sql.table(table).delete();
         self.conn
-            .exec_drop(&sql, (keys.start, keys.end))
+            .exec_drop(sql, (keys.start, keys.end))
             .map_err(|e| my_err(&self.target, "delete", e))?;
         Ok(self.conn.affected_rows())
     }
 
     fn range_query(&mut self, table: &str, query: &RangeQuery, indexed: bool) -> Result<usize> {
-        let cols = query.index.columns().join(", ");
-        let lead = query.index.columns()[0];
-        let hint = if indexed {
-            format!("FORCE INDEX ({table}_{})", query.index.suffix())
-        } else {
-            String::new()
-        };
-        let sql = format!("SELECT {cols} FROM {table} {hint} WHERE {lead} >= ? ORDER BY {cols} LIMIT 10");
+        let sql = self.sql.table(table).range(query.index, indexed);
         let rows: Vec<mysql::Row> = self
             .conn
-            .exec(&sql, (query.lower,))
+            .exec(sql, (query.lower,))
             .map_err(|e| my_err(&self.target, "range query", e))?;
         Ok(rows.len())
     }
 
     fn point_query(&mut self, table: &str, keys: &[u64]) -> Result<usize> {
-        let sql = format!(
-            "SELECT transactionid, productid, data FROM {table} WHERE transactionid IN ({})",
-            vec!["?"; keys.len()].join(",")
-        );
         let params = Params::Positional(keys.iter().map(|&k| Value::UInt(k)).collect());
+        let other;
+        let sql = if keys.len() == crate::gen::POINT_KEYS {
+            self.sql.table(table).point()
+        } else {
+            other = self.sql.dialect.point_query(table, keys.len());
+            &other
+        };
         let rows: Vec<mysql::Row> = self
             .conn
-            .exec(&sql, params)
+            .exec(sql, params)
             .map_err(|e| my_err(&self.target, "point query", e))?;
         Ok(rows.len())
     }
@@ -703,16 +650,18 @@ impl Session for MysqlSession {
     }
 
     fn bounds(&mut self, table: &str, count: bool) -> Result<Option<Bounds>> {
-        // MIN and MAX of the primary key read one row at each end ("Select tables optimized away").
-        let row: Option<(Option<u64>, Option<u64>)> = self
-            .conn
-            .query_first(format!("SELECT MIN(transactionid), MAX(transactionid) FROM {table}"))
-            .map_err(|e| my_err(&self.target, "bounds", e))?;
-        let (min, max) = row.unwrap_or((None, None));
+        // One row from each end of the primary key: no scan.
+        let [first, last] = self.sql.dialect.key_bounds(table);
+        let mut end = |sql: &str| -> Result<Option<u64>> {
+            self.conn
+                .query_first(sql)
+                .map_err(|e| my_err(&self.target, "bounds", e))
+        };
+        let (min, max) = (end(&first)?, end(&last)?);
         let count = if count {
             let n: Option<u64> = self
                 .conn
-                .query_first(format!("SELECT COUNT(*) FROM {table}"))
+                .query_first(self.sql.dialect.count(table))
                 .map_err(|e| my_err(&self.target, "count", e))?;
             Some(n.unwrap_or(0))
         } else {
@@ -727,12 +676,8 @@ impl Session for MysqlSession {
 
     fn rows(&mut self, table: &str, keys: &[u64]) -> Result<Vec<Row>> {
         let mut out = Vec::with_capacity(keys.len());
-        for chunk in keys.chunks(500) {
-            let sql = format!(
-                "SELECT transactionid, dateandtime, cashregisterid, customerid, productid, price, data
-                 FROM {table} WHERE transactionid IN ({}) ORDER BY transactionid",
-                vec!["?"; chunk.len()].join(",")
-            );
+        for chunk in keys.chunks(sql::ROWS_PER_READ) {
+            let sql = self.sql.dialect.rows(table, chunk.len());
             let params = Params::Positional(chunk.iter().map(|&k| Value::UInt(k)).collect());
             let rows: Vec<mysql::Row> = self
                 .conn
@@ -771,26 +716,15 @@ fn pair_params(batch: &KvBatch, range: Range<usize>) -> Params {
 
 impl KvSession for MysqlSession {
     fn create(&mut self, table: &str, key_size: usize) -> Result<()> {
-        self.kv_puts.clear();
-        self.run("drop table", &format!("DROP TABLE IF EXISTS {table}"))?;
-        self.run(
-            "create table",
-            &format!(
-                "CREATE TABLE {table} (
-                   k VARBINARY({key_size}) NOT NULL PRIMARY KEY,
-                   v LONGBLOB NOT NULL
-                 ) ENGINE={} {}",
-                self.engine.sql(),
-                self.engine_options
-            ),
-        )
+        let ddl = self.sql.dialect.kv_create(table, key_size);
+        self.ddl("create table", ddl)
     }
 
     fn put(&mut self, table: &str, batch: &KvBatch) -> Result<()> {
         let n = batch.len();
         let chunks: Vec<Range<usize>> = (0..n)
-            .step_by(PAIRS_PER_STATEMENT)
-            .map(|start| start..n.min(start + PAIRS_PER_STATEMENT))
+            .step_by(sql::PAIRS_PER_STATEMENT)
+            .map(|start| start..n.min(start + sql::PAIRS_PER_STATEMENT))
             .collect();
         let mut statements = Vec::with_capacity(chunks.len());
         for chunk in &chunks {
@@ -823,7 +757,7 @@ impl KvSession for MysqlSession {
         value.clear();
         let found: Option<Vec<u8>> = self
             .conn
-            .exec_first(format!("SELECT v FROM {table} WHERE k = ?"), (key,))
+            .exec_first(self.sql.dialect.kv_get(table), (key,))
             .map_err(|e| my_err(&self.target, "get", e))?;
         Ok(match found {
             Some(v) => {
@@ -839,10 +773,7 @@ impl KvSession for MysqlSession {
         let target = &self.target;
         let rows = self
             .conn
-            .exec_iter(
-                format!("SELECT k, v FROM {table} WHERE k >= ? ORDER BY k LIMIT ?"),
-                (start, limit as u64),
-            )
+            .exec_iter(self.sql.dialect.kv_scan(table), (start, limit as u64))
             .map_err(|e| my_err(target, "scan", e))?;
         for row in rows {
             let row = row.map_err(|e| my_err(target, "scan", e))?;
@@ -856,7 +787,7 @@ impl KvSession for MysqlSession {
     fn count(&mut self, table: &str) -> Result<u64> {
         let n: Option<u64> = self
             .conn
-            .query_first(format!("SELECT COUNT(*) FROM {table}"))
+            .query_first(self.sql.dialect.count(table))
             .map_err(|e| my_err(&self.target, "count", e))?;
         Ok(n.unwrap_or(0))
     }

@@ -51,30 +51,11 @@ pub struct NullConnector {
     sessions: AtomicU64,
 }
 
-/// Parses `250us`, `1ms`, `2s`, `10ns`, `1.5s`.
-pub(crate) fn parse_duration(name: &str, text: &str) -> Result<Duration> {
-    let split = text.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(text.len());
-    let (num, unit) = text.split_at(split);
-    let value: f64 = num
-        .parse()
-        .map_err(|_| Error::config(name, format!("{text:?} is not a duration like 250us, 1ms or 2s")))?;
-    let scale = match unit {
-        "ns" => 1e-9,
-        "us" | "µs" => 1e-6,
-        "ms" => 1e-3,
-        "s" => 1.0,
-        _ => return Err(Error::config(name, format!("{text:?}: unit must be ns, us, ms or s"))),
-    };
-    if !(value.is_finite() && value >= 0.0) {
-        return Err(Error::config(name, format!("{text:?} must be ≥ 0")));
-    }
-    Ok(Duration::from_secs_f64(value * scale))
-}
-
 impl NullConnector {
     /// Parses the part of the DSN after `null:` (`?latency=...&stall=...`).
     pub fn new(rest: &str) -> Result<Self> {
         let query = rest.trim_start_matches("//").trim_start_matches('?');
+        let duration = |d: &str| super::dsn::duration("db", d);
         let mut latency = [Latency::None; 3];
         let mut per_op: Vec<(usize, Latency)> = Vec::new();
         let mut stalls = Vec::new();
@@ -82,10 +63,14 @@ impl NullConnector {
         let mut deadlock = None;
         let mut write = 0usize;
         let mut dir = std::env::temp_dir();
-        for pair in query.split('&').filter(|p| !p.is_empty()) {
-            let (key, value) = pair
-                .split_once('=')
-                .ok_or_else(|| Error::config("db", format!("null: option {pair:?} is not key=value")))?;
+        for (key, value) in super::dsn::options(query) {
+            let (key, value) = (key.as_str(), value.as_str());
+            if value.is_empty() {
+                return Err(Error::config(
+                    "db",
+                    format!("null: option {key:?} has no value (key=value)"),
+                ));
+            }
             match key {
                 "latency" | "insert_latency" | "delete_latency" | "query_latency" => {
                     let (kind, d) = value.split_once(':').ok_or_else(|| {
@@ -94,7 +79,7 @@ impl NullConnector {
                             format!("null: {key} {value:?}: expected fixed:DURATION or exp:DURATION"),
                         )
                     })?;
-                    let d = parse_duration("db", d)?;
+                    let d = duration(d)?;
                     let l = match kind {
                         "fixed" => Latency::Fixed(d),
                         "exp" => Latency::Exponential(d),
@@ -117,28 +102,10 @@ impl NullConnector {
                         let (len, at) = s
                             .split_once('@')
                             .ok_or_else(|| Error::config("db", format!("null: stall {s:?}: expected LENGTH@TIME")))?;
-                        stalls.push((parse_duration("db", at)?, parse_duration("db", len)?));
+                        stalls.push((duration(at)?, duration(len)?));
                     }
                 }
-                "write" => {
-                    let (num, unit) =
-                        value.split_at(value.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(value.len()));
-                    let scale = match unit {
-                        "" | "B" => 1,
-                        "KB" | "kB" | "K" => 1 << 10,
-                        "MB" | "M" => 1 << 20,
-                        _ => {
-                            return Err(Error::config(
-                                "db",
-                                format!("null: write {value:?}: expected bytes like 4KB or 1MB"),
-                            ))
-                        }
-                    };
-                    let n: usize = num
-                        .parse()
-                        .map_err(|_| Error::config("db", format!("null: write {value:?} is not a size")))?;
-                    write = n * scale;
-                }
+                "write" => write = super::dsn::size("db", value)? as usize,
                 "dir" => dir = std::path::PathBuf::from(value),
                 "fail" | "deadlock" => {
                     let bad = || {

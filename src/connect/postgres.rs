@@ -15,9 +15,10 @@
 //! statement that updates a row twice); flush is `CHECKPOINT`, waiting for
 //! compaction is the wait step's maintenance.
 
+use super::sql::{self, Dialect, SessionSql};
 use super::{Bounds, Connector, KvSession, Session, Sizes};
 use crate::error::{DbErrorKind, Error, Result};
-use crate::gen::{KvBatch, RangeQuery, Row, Rows, SecondaryIndex};
+use crate::gen::{KvBatch, RangeQuery, Row, Rows};
 use crate::stop::{Interrupter, Stop};
 use postgres::config::Host;
 use postgres::error::SqlState;
@@ -32,10 +33,6 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Connect timeout: an unreachable server is reported within seconds.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// Pairs per key/value INSERT: two parameters each, and a statement has at
-/// most 65535.
-const PAIRS_PER_STATEMENT: usize = 65535 / 2;
 
 /// The PostgreSQL connector.
 pub struct PostgresConnector {
@@ -129,7 +126,9 @@ impl PostgresConnector {
         Ok(PostgresSession {
             client: self.connect()?,
             target: self.target.clone(),
+            sql: SessionSql::new(Dialect::Postgres),
             statements: HashMap::new(),
+            inserts: (String::new(), HashMap::new()),
         })
     }
 }
@@ -231,30 +230,51 @@ impl Connector for PostgresConnector {
 struct PostgresSession {
     client: Client,
     target: String,
+    sql: SessionSql,
+    /// Prepared statements by their text.
     statements: HashMap<String, Statement>,
+    /// The inserts of the current table, by (rows, server keys).
+    inserts: (String, HashMap<(usize, bool), Statement>),
 }
 
 fn timestamp(micros: i64) -> SystemTime {
     UNIX_EPOCH + Duration::from_micros(micros as u64)
 }
 
+/// `sql`, prepared once per session (`statements` caches it by its text).
+fn prepared(
+    client: &mut Client,
+    statements: &mut HashMap<String, Statement>,
+    target: &str,
+    sql: &str,
+) -> Result<Statement> {
+    if let Some(s) = statements.get(sql) {
+        return Ok(s.clone());
+    }
+    let s = client.prepare(sql).map_err(|e| pg_err(target, "prepare", e))?;
+    statements.insert(sql.to_string(), s.clone());
+    Ok(s)
+}
+
 impl PostgresSession {
-    fn prepared(&mut self, sql: String) -> Result<Statement> {
-        if let Some(s) = self.statements.get(&sql) {
-            return Ok(s.clone());
-        }
-        let s = self
-            .client
-            .prepare(&sql)
-            .map_err(|e| pg_err(&self.target, "prepare", e))?;
-        self.statements.insert(sql, s.clone());
-        Ok(s)
+    fn prepared(&mut self, sql: &str) -> Result<Statement> {
+        prepared(&mut self.client, &mut self.statements, &self.target, sql)
     }
 
     fn batch(&mut self, what: &str, sql: &str) -> Result<()> {
         self.client
             .batch_execute(sql)
             .map_err(|e| pg_err(&self.target, what, e))
+    }
+
+    /// Runs DDL, forgetting prepared statements (they may name a dropped table).
+    fn ddl(&mut self, what: &str, statements: Vec<String>) -> Result<()> {
+        self.statements.clear();
+        self.inserts.1.clear();
+        for sql in statements {
+            self.batch(what, &sql)?;
+        }
+        Ok(())
     }
 
     /// CHECKPOINT, which needs superuser or pg_checkpoint: skipped with a note without.
@@ -291,18 +311,17 @@ impl PostgresSession {
         })
     }
 
-    /// The upsert of `n` pairs into `table`, prepared once per batch size.
-    fn kv_put_statement(&mut self, table: &str, n: usize) -> Result<Statement> {
-        let key = format!("kv put {table} {n}");
-        if let Some(s) = self.statements.get(&key) {
+    /// The insert of `n` rows into `table`, prepared once per batch size.
+    fn insert_statement(&mut self, table: &str, n: usize, server_keys: bool) -> Result<Statement> {
+        if self.inserts.0 != table {
+            self.inserts = (table.to_string(), HashMap::new());
+        }
+        if let Some(s) = self.inserts.1.get(&(n, server_keys)) {
             return Ok(s.clone());
         }
-        let values: Vec<String> = (0..n).map(|i| format!("(${},${})", 2 * i + 1, 2 * i + 2)).collect();
-        let s = self.prepared(format!(
-            "INSERT INTO {table} (k, v) VALUES {} ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v",
-            values.join(",")
-        ))?;
-        self.statements.insert(key, s.clone());
+        let sql = self.sql.dialect.insert(table, n, server_keys);
+        let s = self.prepared(&sql)?;
+        self.inserts.1.insert((n, server_keys), s.clone());
         Ok(s)
     }
 }
@@ -338,60 +357,18 @@ fn upsert(
 
 impl Session for PostgresSession {
     fn create_table(&mut self, table: &str, server_keys: bool) -> Result<()> {
-        let key = if server_keys { "BIGSERIAL" } else { "BIGINT" };
-        self.statements.clear();
-        self.batch(
-            "create table",
-            &format!(
-                "DROP TABLE IF EXISTS {table};
-                 CREATE TABLE {table} (
-                   transactionid {key} PRIMARY KEY,
-                   dateandtime TIMESTAMP,
-                   cashregisterid INT NOT NULL,
-                   customerid INT NOT NULL,
-                   productid INT NOT NULL,
-                   price INT NOT NULL,
-                   data VARCHAR(4000))"
-            ),
-        )
+        let ddl = self.sql.dialect.create_table(table, server_keys);
+        self.ddl("create table", ddl)
     }
 
     fn create_indexes(&mut self, table: &str, count: usize) -> Result<()> {
-        for index in SecondaryIndex::ALL.iter().take(count) {
-            let sql = format!(
-                "CREATE INDEX {table}_{} ON {table} ({})",
-                index.suffix(),
-                index.columns().join(", ")
-            );
-            self.batch("create index", &sql)?;
-        }
-        Ok(())
+        let ddl = self.sql.dialect.create_indexes(table, count);
+        self.ddl("create index", ddl)
     }
 
     fn insert(&mut self, table: &str, rows: &Rows, server_keys: bool) -> Result<()> {
         let n = rows.len();
-        let per_row = if server_keys { 6 } else { 7 };
-        // Keyed by shape, so the statement text is built once per batch size.
-        let key = format!("insert {table} {n} {server_keys}");
-        let stmt = match self.statements.get(&key) {
-            Some(s) => s.clone(),
-            None => {
-                let cols = if server_keys {
-                    "dateandtime, cashregisterid, customerid, productid, price, data"
-                } else {
-                    "transactionid, dateandtime, cashregisterid, customerid, productid, price, data"
-                };
-                let values: Vec<String> = (0..n)
-                    .map(|r| {
-                        let p: Vec<String> = (1..=per_row).map(|c| format!("${}", r * per_row + c)).collect();
-                        format!("({})", p.join(","))
-                    })
-                    .collect();
-                let s = self.prepared(format!("INSERT INTO {table} ({cols}) VALUES {}", values.join(",")))?;
-                self.statements.insert(key, s.clone());
-                s
-            }
-        };
+        let stmt = self.insert_statement(table, n, server_keys)?;
         let times: Vec<SystemTime> = rows.dateandtime.iter().map(|&t| timestamp(t)).collect();
         let data: Vec<&str> = (0..n)
             .map(|i| {
@@ -399,7 +376,7 @@ impl Session for PostgresSession {
                 std::str::from_utf8(b).expect("data is ASCII")
             })
             .collect();
-        let mut params: Vec<&(dyn ToSql + Sync)> = Vec::with_capacity(n * per_row);
+        let mut params: Vec<&(dyn ToSql + Sync)> = Vec::with_capacity(n * sql::per_row(server_keys));
         for i in 0..n {
             if !server_keys {
                 params.push(&rows.transactionid[i]);
@@ -418,20 +395,16 @@ impl Session for PostgresSession {
     }
 
     fn delete(&mut self, table: &str, keys: Range<u64>) -> Result<u64> {
-        let stmt = self.prepared(format!(
-            "DELETE FROM {table} WHERE transactionid >= $1 AND transactionid < $2"
-        ))?;
+        let text = self.sql.table(table).delete();
+        let stmt = prepared(&mut self.client, &mut self.statements, &self.target, text)?;
         self.client
             .execute(&stmt, &[&(keys.start as i64), &(keys.end as i64)])
             .map_err(|e| pg_err(&self.target, "delete", e))
     }
 
-    fn range_query(&mut self, table: &str, query: &RangeQuery, _indexed: bool) -> Result<usize> {
-        let cols = query.index.columns().join(", ");
-        let lead = query.index.columns()[0];
-        let stmt = self.prepared(format!(
-            "SELECT {cols} FROM {table} WHERE {lead} >= $1 ORDER BY {cols} LIMIT 10"
-        ))?;
+    fn range_query(&mut self, table: &str, query: &RangeQuery, indexed: bool) -> Result<usize> {
+        let text = self.sql.table(table).range(query.index, indexed);
+        let stmt = prepared(&mut self.client, &mut self.statements, &self.target, text)?;
         let rows = self
             .client
             .query(&stmt, &[&query.lower])
@@ -440,11 +413,13 @@ impl Session for PostgresSession {
     }
 
     fn point_query(&mut self, table: &str, keys: &[u64]) -> Result<usize> {
-        let marks: Vec<String> = (1..=keys.len()).map(|i| format!("${i}")).collect();
-        let stmt = self.prepared(format!(
-            "SELECT transactionid, productid, data FROM {table} WHERE transactionid IN ({})",
-            marks.join(",")
-        ))?;
+        let stmt = if keys.len() == crate::gen::POINT_KEYS {
+            let text = self.sql.table(table).point();
+            prepared(&mut self.client, &mut self.statements, &self.target, text)?
+        } else {
+            let text = self.sql.dialect.point_query(table, keys.len());
+            self.prepared(&text)?
+        };
         let keys: Vec<i64> = keys.iter().map(|&k| k as i64).collect();
         let params: Vec<&(dyn ToSql + Sync)> = keys.iter().map(|k| k as &(dyn ToSql + Sync)).collect();
         let rows = self
@@ -460,19 +435,19 @@ impl Session for PostgresSession {
 
     fn bounds(&mut self, table: &str, count: bool) -> Result<Option<Bounds>> {
         // One row from each end of the primary key: no scan.
-        let end = |s: &mut Self, order: &str| -> Result<Option<u64>> {
-            let sql = format!("SELECT transactionid FROM {table} ORDER BY transactionid {order} LIMIT 1");
-            let row = s
+        let [first, last] = self.sql.dialect.key_bounds(table);
+        let mut end = |sql: &str| -> Result<Option<u64>> {
+            let row = self
                 .client
-                .query_opt(&sql, &[])
-                .map_err(|e| pg_err(&s.target, "bounds", e))?;
+                .query_opt(sql, &[])
+                .map_err(|e| pg_err(&self.target, "bounds", e))?;
             Ok(row.map(|r| r.get::<_, i64>(0) as u64))
         };
-        let (min, max) = (end(self, "ASC")?, end(self, "DESC")?);
+        let (min, max) = (end(&first)?, end(&last)?);
         let count = if count {
             let row = self
                 .client
-                .query_one(&format!("SELECT COUNT(*) FROM {table}"), &[])
+                .query_one(&self.sql.dialect.count(table), &[])
                 .map_err(|e| pg_err(&self.target, "count", e))?;
             Some(row.get::<_, i64>(0) as u64)
         } else {
@@ -481,15 +456,8 @@ impl Session for PostgresSession {
         Ok(Some(Bounds { count, min, max }))
     }
 
-    fn interrupter(&self) -> Option<Interrupter> {
-        Some(self.cancel_handle())
-    }
-
     fn rows(&mut self, table: &str, keys: &[u64]) -> Result<Vec<Row>> {
-        let sql = format!(
-            "SELECT transactionid, dateandtime, cashregisterid, customerid, productid, price, data
-             FROM {table} WHERE transactionid = ANY($1) ORDER BY transactionid"
-        );
+        let sql = self.sql.dialect.rows(table, keys.len());
         let keys: Vec<i64> = keys.iter().map(|&k| k as i64).collect();
         // Through the primary key: a freshly loaded table has no statistics,
         // and the planner would scan it whole for a hundred keys.
@@ -516,26 +484,25 @@ impl Session for PostgresSession {
             })
             .collect())
     }
+
+    fn interrupter(&self) -> Option<Interrupter> {
+        Some(self.cancel_handle())
+    }
 }
 
 impl KvSession for PostgresSession {
-    fn create(&mut self, table: &str, _key_size: usize) -> Result<()> {
-        self.statements.clear();
-        self.batch(
-            "create table",
-            &format!(
-                "DROP TABLE IF EXISTS {table};
-                 CREATE TABLE {table} (k BYTEA PRIMARY KEY, v BYTEA NOT NULL)"
-            ),
-        )
+    fn create(&mut self, table: &str, key_size: usize) -> Result<()> {
+        let ddl = self.sql.dialect.kv_create(table, key_size);
+        self.ddl("create table", ddl)
     }
 
     fn put(&mut self, table: &str, batch: &KvBatch) -> Result<()> {
         let order = last_of_each_key(batch);
-        let chunks: Vec<&[usize]> = order.chunks(PAIRS_PER_STATEMENT).collect();
+        let chunks: Vec<&[usize]> = order.chunks(sql::PAIRS_PER_STATEMENT).collect();
         let mut statements = Vec::with_capacity(chunks.len());
         for chunk in &chunks {
-            statements.push(self.kv_put_statement(table, chunk.len())?);
+            let text = self.sql.dialect.kv_upsert(table, chunk.len());
+            statements.push(self.prepared(&text)?);
         }
         let target = &self.target;
         if chunks.len() <= 1 {
@@ -548,7 +515,7 @@ impl KvSession for PostgresSession {
     }
 
     fn get(&mut self, table: &str, key: &[u8], value: &mut Vec<u8>) -> Result<bool> {
-        let stmt = self.prepared(format!("SELECT v FROM {table} WHERE k = $1"))?;
+        let stmt = self.prepared(&self.sql.dialect.kv_get(table))?;
         value.clear();
         let row = self
             .client
@@ -564,7 +531,7 @@ impl KvSession for PostgresSession {
     }
 
     fn scan(&mut self, table: &str, start: &[u8], limit: usize, out: &mut KvBatch) -> Result<usize> {
-        let stmt = self.prepared(format!("SELECT k, v FROM {table} WHERE k >= $1 ORDER BY k LIMIT $2"))?;
+        let stmt = self.prepared(&self.sql.dialect.kv_scan(table))?;
         out.clear();
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let rows = self
@@ -580,7 +547,7 @@ impl KvSession for PostgresSession {
     fn count(&mut self, table: &str) -> Result<u64> {
         let row = self
             .client
-            .query_one(&format!("SELECT COUNT(*) FROM {table}"), &[])
+            .query_one(&self.sql.dialect.count(table), &[])
             .map_err(|e| pg_err(&self.target, "count", e))?;
         Ok(row.get::<_, i64>(0) as u64)
     }

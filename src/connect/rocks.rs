@@ -71,33 +71,13 @@ fn compression(name: &str, v: &str) -> Result<DBCompressionType> {
     })
 }
 
-/// A size with an optional K/M/G suffix (binary units): `64MB`, `8M`, `1048576`.
+/// A size in bytes (docs/kv.md: `64M`, `64MiB`, `1048576`).
 fn size(name: &str, v: &str) -> Result<usize> {
-    let lower = v.to_ascii_lowercase();
-    let digits = lower.trim_end_matches(['b', 'i']);
-    let (number, unit) = match digits.chars().last() {
-        Some('k') => (&digits[..digits.len() - 1], 1usize << 10),
-        Some('m') => (&digits[..digits.len() - 1], 1 << 20),
-        Some('g') => (&digits[..digits.len() - 1], 1 << 30),
-        _ => (digits, 1),
-    };
-    number
-        .parse::<usize>()
-        .ok()
-        .and_then(|n| n.checked_mul(unit))
-        .ok_or_else(|| bad(name, v, "a size in bytes, optionally with K, M or G (e.g. 64MB)"))
+    Ok(super::dsn::size(name, v)? as usize)
 }
 
 fn int<T: std::str::FromStr>(name: &str, v: &str, expected: &str) -> Result<T> {
     v.parse().map_err(|_| bad(name, v, expected))
-}
-
-fn switch(name: &str, v: &str) -> Result<bool> {
-    match v {
-        "on" | "true" | "1" | "yes" => Ok(true),
-        "off" | "false" | "0" | "no" => Ok(false),
-        _ => Err(bad(name, v, "on or off")),
-    }
 }
 
 impl DsnOptions {
@@ -106,10 +86,14 @@ impl DsnOptions {
             wal: true,
             ..DsnOptions::default()
         };
-        for pair in query.split('&').filter(|p| !p.is_empty()) {
-            let (name, v) = pair
-                .split_once('=')
-                .ok_or_else(|| Error::config("db", format!("rocksdb option {pair:?} has no value (name=value)")))?;
+        for (name, v) in super::dsn::options(query) {
+            let (name, v) = (name.as_str(), v.as_str());
+            if v.is_empty() {
+                return Err(Error::config(
+                    "db",
+                    format!("rocksdb option {name:?} has no value (name=value)"),
+                ));
+            }
             match name {
                 "compaction_style" => {
                     o.compaction_style = Some(match v {
@@ -133,8 +117,8 @@ impl DsnOptions {
                 "subcompactions" => o.subcompactions = Some(int(name, v, "a count")?),
                 "block_cache" => o.block_cache = Some(size(name, v)?),
                 "num_levels" => o.num_levels = Some(int(name, v, "a count of levels")?),
-                "wal" => o.wal = switch(name, v)?,
-                "sync" => o.sync = switch(name, v)?,
+                "wal" => o.wal = super::dsn::switch(name, v)?,
+                "sync" => o.sync = super::dsn::switch(name, v)?,
                 _ => {
                     return Err(Error::config(
                         "db",
@@ -231,7 +215,7 @@ impl RocksdbConnector {
         let target = format!("rocksdb:{rest}");
         let dsn = DsnOptions::parse(query)?;
         let opts = dsn.options();
-        let path = PathBuf::from(path);
+        let path = PathBuf::from(super::dsn::decode(path));
         let mut families = Db::list_cf(&opts, &path).unwrap_or_default();
         for needed in ["default", KV_TABLE] {
             if !families.iter().any(|f| f == needed) {

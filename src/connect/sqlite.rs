@@ -6,9 +6,10 @@
 //! share a private in-memory database between connections).
 //! `dateandtime` is stored as INTEGER microseconds since the Unix epoch.
 
+use super::sql::{self, Dialect, SessionSql};
 use super::{Bounds, Connector, KvSession, Session, Sizes};
 use crate::error::{DbErrorKind, Error, Result};
-use crate::gen::{KvBatch, RangeQuery, Row, Rows, SecondaryIndex};
+use crate::gen::{KvBatch, RangeQuery, Row, Rows};
 use crate::stop::{Interrupter, Stop};
 use rusqlite::{params_from_iter, Connection, OpenFlags};
 
@@ -69,7 +70,7 @@ impl SqliteConnector {
             let conn = Connection::open_in_memory().map_err(|e| db_err(&target, "open", e))?;
             Location::Memory(Arc::new(Mutex::new(conn)))
         } else {
-            let path = PathBuf::from(rest);
+            let path = PathBuf::from(super::dsn::decode(rest));
             // Open once now so a bad path fails before any work.
             let mut conn = Connection::open_with_flags(&path, OpenFlags::default())
                 .map_err(|e| db_err(&target, &format!("cannot open {}", path.display()), e))?;
@@ -99,6 +100,8 @@ impl SqliteConnector {
         Ok(SqliteSession {
             conn,
             target: self.target.clone(),
+            sql: SessionSql::new(Dialect::Sqlite),
+            inserts: (String::new(), std::collections::HashMap::new()),
             interrupt: Arc::new(move || interrupt.interrupt()),
         })
     }
@@ -193,17 +196,13 @@ impl Connector for SqliteConnector {
 }
 
 impl KvSession for SqliteSession {
-    fn create(&mut self, table: &str, _key_size: usize) -> Result<()> {
-        // WITHOUT ROWID: the pairs live in the primary key's b-tree, ordered by key bytes.
-        let sql = format!(
-            "DROP TABLE IF EXISTS {table};
-             CREATE TABLE {table} (k BLOB PRIMARY KEY, v BLOB NOT NULL) WITHOUT ROWID"
-        );
-        self.with("create table", |c| c.execute_batch(&sql))
+    fn create(&mut self, table: &str, key_size: usize) -> Result<()> {
+        let ddl = self.sql.dialect.kv_create(table, key_size).join(";\n");
+        self.with("create table", |c| c.execute_batch(&ddl))
     }
 
     fn put(&mut self, table: &str, batch: &KvBatch) -> Result<()> {
-        let sql = format!("INSERT OR REPLACE INTO {table} (k, v) VALUES (?, ?)");
+        let sql = self.sql.dialect.kv_upsert(table, 1);
         let several = batch.len() > 1;
         self.with("put", |c| {
             // One statement per pair inside one transaction: no round trips
@@ -231,7 +230,7 @@ impl KvSession for SqliteSession {
     }
 
     fn get(&mut self, table: &str, key: &[u8], value: &mut Vec<u8>) -> Result<bool> {
-        let sql = format!("SELECT v FROM {table} WHERE k = ?");
+        let sql = self.sql.dialect.kv_get(table);
         value.clear();
         self.with("get", |c| {
             let mut stmt = c.prepare_cached(&sql)?;
@@ -247,7 +246,7 @@ impl KvSession for SqliteSession {
     }
 
     fn scan(&mut self, table: &str, start: &[u8], limit: usize, out: &mut KvBatch) -> Result<usize> {
-        let sql = format!("SELECT k, v FROM {table} WHERE k >= ? ORDER BY k LIMIT ?");
+        let sql = self.sql.dialect.kv_scan(table);
         out.clear();
         self.with("scan", |c| {
             let mut stmt = c.prepare_cached(&sql)?;
@@ -260,7 +259,7 @@ impl KvSession for SqliteSession {
     }
 
     fn count(&mut self, table: &str) -> Result<u64> {
-        let sql = format!("SELECT COUNT(*) FROM {table}");
+        let sql = self.sql.dialect.count(table);
         self.with("count", |c| {
             c.query_row(&sql, [], |r| r.get::<_, i64>(0)).map(|n| n as u64)
         })
@@ -288,48 +287,48 @@ enum Conn {
 struct SqliteSession {
     conn: Conn,
     target: String,
+    sql: SessionSql,
+    /// The insert statements of the current table, by (rows, server keys).
+    inserts: (String, std::collections::HashMap<(usize, bool), String>),
     interrupt: Interrupter,
+}
+
+/// Runs `f` on the connection, its error named `what`.
+fn on<T>(conn: &Conn, target: &str, what: &str, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T> {
+    let result = match conn {
+        Conn::Own(c) => f(c),
+        Conn::Shared(m) => f(&m.lock().unwrap_or_else(|p| p.into_inner())),
+    };
+    result.map_err(|e| db_err(target, what, e))
+}
+
+/// Runs a query and counts the rows it returns.
+fn count_rows(conn: &Conn, target: &str, what: &str, sql: &str, params: impl rusqlite::Params) -> Result<usize> {
+    on(conn, target, what, |c| {
+        let mut stmt = c.prepare_cached(sql)?;
+        let mut rows = stmt.query(params)?;
+        let mut n = 0;
+        while rows.next()?.is_some() {
+            n += 1;
+        }
+        Ok(n)
+    })
 }
 
 impl SqliteSession {
     fn with<T>(&mut self, what: &str, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T> {
-        let result = match &self.conn {
-            Conn::Own(c) => f(c),
-            Conn::Shared(m) => f(&m.lock().unwrap_or_else(|p| p.into_inner())),
-        };
-        result.map_err(|e| db_err(&self.target, what, e))
+        on(&self.conn, &self.target, what, f)
     }
-}
-
-fn placeholders(n: usize) -> String {
-    vec!["?"; n].join(",")
 }
 
 impl Session for SqliteSession {
-    fn create_table(&mut self, table: &str, _server_keys: bool) -> Result<()> {
-        // INTEGER PRIMARY KEY is the rowid: inserting without it lets SQLite
-        // assign max + 1, the auto-increment of the reference.
-        let sql = format!(
-            "DROP TABLE IF EXISTS {table};
-             CREATE TABLE {table} (
-               transactionid INTEGER PRIMARY KEY,
-               dateandtime INTEGER NOT NULL,
-               cashregisterid INTEGER NOT NULL,
-               customerid INTEGER NOT NULL,
-               productid INTEGER NOT NULL,
-               price INTEGER NOT NULL,
-               data TEXT NOT NULL)"
-        );
-        self.with("create table", |c| c.execute_batch(&sql))
+    fn create_table(&mut self, table: &str, server_keys: bool) -> Result<()> {
+        let ddl = self.sql.dialect.create_table(table, server_keys).join(";\n");
+        self.with("create table", |c| c.execute_batch(&ddl))
     }
 
     fn create_indexes(&mut self, table: &str, count: usize) -> Result<()> {
-        for index in SecondaryIndex::ALL.iter().take(count) {
-            let sql = format!(
-                "CREATE INDEX {table}_{} ON {table} ({})",
-                index.suffix(),
-                index.columns().join(", ")
-            );
+        for sql in self.sql.dialect.create_indexes(table, count) {
             self.with("create index", |c| c.execute_batch(&sql))?;
         }
         Ok(())
@@ -337,25 +336,21 @@ impl Session for SqliteSession {
 
     fn insert(&mut self, table: &str, rows: &Rows, server_keys: bool) -> Result<()> {
         let n = rows.len();
-        let (cols, per_row) = if server_keys {
-            ("dateandtime, cashregisterid, customerid, productid, price, data", 6)
-        } else {
-            (
-                "transactionid, dateandtime, cashregisterid, customerid, productid, price, data",
-                7,
-            )
-        };
-        let one = format!("({})", placeholders(per_row));
-        let sql = format!(
-            "INSERT INTO {table} ({cols}) VALUES {}",
-            vec![one.as_str(); n].join(",")
-        );
+        if self.inserts.0 != table {
+            self.inserts = (table.to_string(), std::collections::HashMap::new());
+        }
+        let dialect = &self.sql.dialect;
+        let sql = self
+            .inserts
+            .1
+            .entry((n, server_keys))
+            .or_insert_with(|| dialect.insert(table, n, server_keys));
         let data = |i: usize| {
             let b = &rows.data[rows.data_offsets[i] as usize..rows.data_offsets[i + 1] as usize];
             std::str::from_utf8(b).expect("data is ASCII")
         };
-        self.with("insert", |c| {
-            let mut stmt = c.prepare_cached(&sql)?;
+        on(&self.conn, &self.target, "insert", |c| {
+            let mut stmt = c.prepare_cached(sql)?;
             // Bind in place: no per-row allocation on the hot path.
             let mut p = 1;
             for i in 0..n {
@@ -377,50 +372,27 @@ impl Session for SqliteSession {
     }
 
     fn delete(&mut self, table: &str, keys: Range<u64>) -> Result<u64> {
-        let sql = format!("DELETE FROM {table} WHERE transactionid >= ? AND transactionid < ?");
-        self.with("delete", |c| {
-            let n = c.prepare_cached(&sql)?.execute([keys.start as i64, keys.end as i64])?;
+        let sql = self.sql.table(table).delete();
+        on(&self.conn, &self.target, "delete", |c| {
+            let n = c.prepare_cached(sql)?.execute([keys.start as i64, keys.end as i64])?;
             Ok(n as u64)
         })
     }
 
     fn range_query(&mut self, table: &str, query: &RangeQuery, indexed: bool) -> Result<usize> {
-        let cols = query.index.columns();
-        let hint = if indexed {
-            format!("INDEXED BY {table}_{}", query.index.suffix())
-        } else {
-            String::new()
-        };
-        let sql = format!(
-            "SELECT {c} FROM {table} {hint} WHERE {lead} >= ? ORDER BY {c} LIMIT 10",
-            c = cols.join(", "),
-            lead = cols[0]
-        );
-        self.with("range query", |c| {
-            let mut stmt = c.prepare_cached(&sql)?;
-            let mut rows = stmt.query([query.lower])?;
-            let mut n = 0;
-            while rows.next()?.is_some() {
-                n += 1;
-            }
-            Ok(n)
-        })
+        let sql = self.sql.table(table).range(query.index, indexed);
+        count_rows(&self.conn, &self.target, "range query", sql, [query.lower])
     }
 
     fn point_query(&mut self, table: &str, keys: &[u64]) -> Result<usize> {
-        let sql = format!(
-            "SELECT transactionid, productid, data FROM {table} WHERE transactionid IN ({})",
-            placeholders(keys.len())
-        );
-        self.with("point query", |c| {
-            let mut stmt = c.prepare_cached(&sql)?;
-            let mut rows = stmt.query(params_from_iter(keys.iter().map(|&k| k as i64)))?;
-            let mut n = 0;
-            while rows.next()?.is_some() {
-                n += 1;
-            }
-            Ok(n)
-        })
+        let params = params_from_iter(keys.iter().map(|&k| k as i64));
+        if keys.len() == crate::gen::POINT_KEYS {
+            let sql = self.sql.table(table).point();
+            count_rows(&self.conn, &self.target, "point query", sql, params)
+        } else {
+            let sql = self.sql.dialect.point_query(table, keys.len());
+            count_rows(&self.conn, &self.target, "point query", &sql, params)
+        }
     }
 
     fn maintain(&mut self, tables: &[String], stop: &Stop) -> Result<Vec<String>> {
@@ -435,18 +407,21 @@ impl Session for SqliteSession {
     }
 
     fn bounds(&mut self, table: &str, count: bool) -> Result<Option<Bounds>> {
-        // MIN and MAX of the rowid read one row at each end of the b-tree.
-        let sql = format!("SELECT MIN(transactionid), MAX(transactionid) FROM {table}");
-        let (min, max) = self.with("bounds", |c| {
-            c.query_row(&sql, [], |r| {
-                Ok((
-                    r.get::<_, Option<i64>>(0)?.map(|v| v as u64),
-                    r.get::<_, Option<i64>>(1)?.map(|v| v as u64),
-                ))
+        // One row from each end of the rowid's b-tree: no scan.
+        let [first, last] = self.sql.dialect.key_bounds(table);
+        let end = |s: &mut Self, sql: &str| {
+            s.with("bounds", |c| {
+                c.query_row(sql, [], |r| r.get::<_, i64>(0))
+                    .map(|v| Some(v as u64))
+                    .or_else(|e| match e {
+                        rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                        e => Err(e),
+                    })
             })
-        })?;
+        };
+        let (min, max) = (end(self, &first)?, end(self, &last)?);
         let count = if count {
-            let sql = format!("SELECT COUNT(*) FROM {table}");
+            let sql = self.sql.dialect.count(table);
             Some(self.with("count", |c| c.query_row(&sql, [], |r| r.get::<_, i64>(0)))? as u64)
         } else {
             None
@@ -460,12 +435,8 @@ impl Session for SqliteSession {
 
     fn rows(&mut self, table: &str, keys: &[u64]) -> Result<Vec<Row>> {
         let mut out = Vec::with_capacity(keys.len());
-        for chunk in keys.chunks(500) {
-            let sql = format!(
-                "SELECT transactionid, dateandtime, cashregisterid, customerid, productid, price, data
-                 FROM {table} WHERE transactionid IN ({}) ORDER BY transactionid",
-                placeholders(chunk.len())
-            );
+        for chunk in keys.chunks(sql::ROWS_PER_READ) {
+            let sql = self.sql.dialect.rows(table, chunk.len());
             let part = self.with("read rows", |c| {
                 let mut stmt = c.prepare(&sql)?;
                 let rows = stmt.query_map(params_from_iter(chunk.iter().map(|&k| k as i64)), |r| {

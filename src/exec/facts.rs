@@ -2,7 +2,7 @@
 //! server's settings (secrets hidden), the disks it counts, and the warnings
 //! they call for.
 
-use super::step::Probe;
+use super::plan::Probe;
 use crate::connect::{redact_setting, Connector};
 use crate::metrics::{host_facts, warnings, Disks, Setting};
 

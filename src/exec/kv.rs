@@ -7,36 +7,9 @@ use crate::connect::{KvSession, KV_TABLE};
 use crate::error::Result;
 use crate::gen::{encode_key, KvBatch};
 use crate::metrics::Recorder;
-use crate::workload::{Config, KvOp, KvThreadWork};
+use crate::workload::{KvOp, KvThreadWork};
 use std::sync::atomic::Ordering;
 use std::time::Instant;
-
-/// The roles of a key/value step: (thread, role).
-pub(super) fn kv_roles(c: &Config, op: KvOp) -> Vec<(u32, super::step::Role)> {
-    use super::step::Role;
-    let threads = c.threads;
-    match op {
-        KvOp::Flush | KvOp::WaitForCompaction => vec![(0, Role::KvMaintain(op))],
-        KvOp::ReadRandom | KvOp::SeekRandom => (0..threads).map(|t| (t, Role::KvRead(op))).collect(),
-        KvOp::ReadWhileWriting => (0..threads)
-            .map(|t| (t, Role::KvRead(op)))
-            .chain([(threads, Role::KvWrite(op))])
-            .collect(),
-        _ => (0..threads).map(|t| (t, Role::KvWrite(op))).collect(),
-    }
-}
-
-/// Operations a key/value step will run in all, when known: pairs written,
-/// or reads for the read steps.
-pub(super) fn kv_planned(c: &Config, op: KvOp) -> Option<u64> {
-    match op {
-        KvOp::Flush | KvOp::WaitForCompaction => None,
-        KvOp::ReadRandom | KvOp::SeekRandom | KvOp::ReadWhileWriting => {
-            (0..c.threads as u64).map(|t| c.kv_reader(0, t).ok()?.count).sum()
-        }
-        _ => (0..c.threads as u64).map(|t| c.kv_writer(op, 0, t).ok()??.count).sum(),
-    }
-}
 
 impl Worker<'_> {
     /// A writer: batches of its key stream, paced for readwhilewriting's writer.

@@ -13,7 +13,9 @@ mod kv;
 mod kv_state;
 mod monitor;
 mod pacing;
+mod plan;
 mod query;
+mod role;
 mod shared;
 mod step;
 mod tables;
@@ -27,13 +29,14 @@ pub use tables::TableState;
 use crate::connect::{self, Connector};
 use crate::error::{Error, Result};
 use crate::gen::Window;
-use crate::metrics::{percentile_us, serialize, EngineDelta};
+use crate::metrics::{percentile_us, serialize, unix_micros, EngineDelta};
 use crate::results::{HistogramRow, RunResults, RunRow, StepRow, PERCENTILES};
 use crate::stop::Stop;
 use crate::workload::{Config, KvOp, Step, VerifyMode};
+use plan::{Probe, StepPlan};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime};
-use step::{run_step, Probe, StepOutcome, StepPlan};
+use std::time::{Duration, Instant};
+use step::{run_step, StepOutcome};
 use verify::Check;
 
 /// Hears about a run's progress (the CLI draws bars, Python prints lines).
@@ -63,23 +66,22 @@ pub struct RunOutcome {
     pub results: RunResults,
 }
 
-/// Microseconds since the Unix epoch, now.
-pub(crate) fn unix_micros() -> i64 {
-    SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map(|d| d.as_micros() as i64)
-        .unwrap_or(0)
-}
-
 /// A run id that sorts by start time: `20261129T233000Z-1a2b3c`.
 fn run_id() -> String {
     let micros = unix_micros();
-    let c = crate::civil::from_micros(micros);
+    let t = time::OffsetDateTime::from_unix_timestamp_nanos(micros as i128 * 1000)
+        .unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
+    let stamp = format!(
+        "{:04}{:02}{:02}T{:02}{:02}{:02}Z",
+        t.year(),
+        t.month() as u8,
+        t.day(),
+        t.hour(),
+        t.minute(),
+        t.second()
+    );
     let tag = (micros as u64 ^ (std::process::id() as u64).rotate_left(20)) & 0xff_ffff;
-    format!(
-        "{:04}{:02}{:02}T{:02}{:02}{:02}Z-{tag:06x}",
-        c.year, c.month, c.day, c.hour, c.minute, c.second
-    )
+    format!("{stamp}-{tag:06x}")
 }
 
 /// Runs `config`'s steps, writing results under `out/<run_id>/`.

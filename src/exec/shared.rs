@@ -2,8 +2,8 @@
 //! flags, the sessions' interrupters, and the pairing of each client's
 //! inserter and deleter; and the [`Worker`] every role runs as.
 
+use super::plan::StepPlan;
 use super::tables::TableState;
-use super::StepPlan;
 use crate::error::Result;
 use crate::metrics::{Op, Recorder};
 use crate::stop::Interrupter;

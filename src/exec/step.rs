@@ -4,17 +4,14 @@
 //! grid, reports progress, and cancels running statements when the step
 //! must stop; then the threads' measurements merged.
 
-use super::kv::{kv_planned, kv_roles};
-use super::kv_state::KvState;
 use super::monitor::HostSampler;
+use super::plan::StepPlan;
+use super::role::{paced, roles, Role};
 use super::shared::{Shared, Worker};
-use super::tables::TableState;
-use super::{unix_micros, Observer};
-use crate::connect::{Connector, KvSession, Session, KV_TABLE};
+use crate::connect::{KvSession, Session, KV_TABLE};
 use crate::error::Result;
-use crate::metrics::{merge_series, Disks, HostInterval, IntervalRow, Latencies, Op, Recorded, SystemDelta};
-use crate::stop::Stop;
-use crate::workload::{Config, KvOp, QueryKind, Step};
+use crate::metrics::{merge_series, unix_micros, HostInterval, IntervalRow, Latencies, Op, Recorded, SystemDelta};
+use crate::workload::{KvOp, Step};
 use std::sync::atomic::Ordering;
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
@@ -22,30 +19,6 @@ use std::time::{Duration, Instant};
 /// How long threads get to stop between operations before the statements
 /// they still run are cancelled (long ones are cancelled at once).
 const GRACE: Duration = Duration::from_millis(500);
-
-/// Where a run's host counters come from: the server's processes (when
-/// local) and the disks holding the data.
-pub(crate) struct Probe {
-    pub servers: Vec<&'static str>,
-    pub disks: Disks,
-}
-
-/// What a step is asked to do.
-pub(crate) struct StepPlan<'a> {
-    pub config: &'a Config,
-    pub connector: &'a dyn Connector,
-    pub tables: &'a [TableState],
-    pub step: Step,
-    /// The step's position in the run: query streams differ per step.
-    pub ordinal: u64,
-    /// Whether the secondary indexes exist.
-    pub indexed: bool,
-    pub stop: &'a Stop,
-    pub observer: &'a dyn Observer,
-    /// The key/value table's state, for key/value steps.
-    pub kv: Option<&'a KvState>,
-    pub probe: &'a Probe,
-}
 
 /// What a step did.
 pub(crate) struct StepOutcome {
@@ -72,73 +45,6 @@ pub(crate) struct StepOutcome {
     pub system: SystemDelta,
     /// The same per interval.
     pub host_intervals: Vec<HostInterval>,
-}
-
-/// A thread's job in a step.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(super) enum Role {
-    Insert,
-    Delete,
-    Query(QueryKind),
-    CreateIndex,
-    Wait,
-    KvWrite(KvOp),
-    KvRead(KvOp),
-    KvMaintain(KvOp),
-}
-
-impl Role {
-    /// The operation the role times.
-    fn op(self) -> Op {
-        match self {
-            Role::Insert | Role::KvWrite(_) => Op::Insert,
-            Role::Delete => Op::Delete,
-            Role::Query(_) | Role::KvRead(_) => Op::Query,
-            Role::CreateIndex => Op::CreateIndex,
-            Role::Wait | Role::KvMaintain(_) => Op::Maintenance,
-        }
-    }
-
-    /// True for roles whose one statement may run for long: a stop cancels it at once.
-    fn long(self) -> bool {
-        matches!(self, Role::CreateIndex | Role::Wait | Role::KvMaintain(_))
-    }
-
-    fn kv(self) -> bool {
-        matches!(self, Role::KvWrite(_) | Role::KvRead(_) | Role::KvMaintain(_))
-    }
-}
-
-/// True when `role` of `step` is an open-loop paced stream.
-fn paced(c: &Config, step: Step, role: Role) -> bool {
-    match role {
-        Role::Insert | Role::Delete => c.writes(step).is_some_and(|w| w.rate.is_some()),
-        Role::KvWrite(op) => op == KvOp::ReadWhileWriting,
-        _ => false,
-    }
-}
-
-/// The step's roles: (client or thread, role).
-fn roles(plan: &StepPlan<'_>) -> Vec<(u32, Role)> {
-    let c = plan.config;
-    match plan.step {
-        Step::CreateIndexes => (0..plan.tables.len() as u32).map(|t| (t, Role::CreateIndex)).collect(),
-        Step::Wait => vec![(0, Role::Wait)],
-        Step::Kv(op) => kv_roles(c, op),
-        step => {
-            let mut roles = Vec::new();
-            for client in 0..c.clients {
-                roles.push((client, Role::Insert));
-                if c.deletes(step) {
-                    roles.push((client, Role::Delete));
-                }
-                if let Step::Query { kind, .. } = step {
-                    roles.push((client, Role::Query(kind)));
-                }
-            }
-            roles
-        }
-    }
 }
 
 /// A connection for one role.
@@ -186,7 +92,7 @@ use crate::metrics::Recorder;
 /// Runs one step and gathers what it measured.
 pub(crate) fn run_step(plan: &StepPlan<'_>) -> StepOutcome {
     let c = plan.config;
-    let roles = roles(plan);
+    let roles = roles(c, plan.step, plan.tables.len() as u32);
     // Each paced stream's phase: its position among the step's paced streams.
     let streams: Vec<(u64, u64)> = {
         let paced: Vec<bool> = roles.iter().map(|&(_, r)| paced(c, plan.step, r)).collect();
@@ -206,7 +112,7 @@ pub(crate) fn run_step(plan: &StepPlan<'_>) -> StepOutcome {
     let shared = Shared::new(clients, c.clients as usize, roles.len(), readers);
     let step_name = plan.step.to_string();
     let target = match plan.step {
-        Step::Kv(op) => kv_planned(c, op),
+        Step::Kv(op) => c.kv_planned(op),
         step => c.writes(step).map(|w| w.rows * c.clients as u64),
     };
     let reads_progress = matches!(

@@ -35,10 +35,13 @@ fn read(path: &str) -> Option<String> {
     std::fs::read_to_string(path).ok().map(|s| s.trim().to_string())
 }
 
-fn meminfo(key: &str) -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with(key))?;
-    line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kb| kb * 1024)
+/// Total memory and swap in use, bytes.
+fn meminfo() -> (Option<u64>, Option<u64>) {
+    use procfs::Current;
+    match procfs::Meminfo::current() {
+        Ok(m) => (Some(m.mem_total), Some(m.swap_total.saturating_sub(m.swap_free))),
+        Err(_) => (None, None),
+    }
 }
 
 /// Per-CPU values of a cpufreq file, summarised: "performance" or
@@ -110,10 +113,7 @@ pub fn host_facts(data: Option<&Path>, disks: &super::Disks) -> Vec<Setting> {
         t.lines()
             .find_map(|l| l.strip_prefix("PRETTY_NAME=").map(|v| v.trim_matches('"').to_string()))
     });
-    let swap_used = match (meminfo("SwapTotal:"), meminfo("SwapFree:")) {
-        (Some(t), Some(f)) => Some(t.saturating_sub(f)),
-        _ => None,
-    };
+    let (memory, swap_used) = meminfo();
     let mount = data.and_then(super::system::mount_of);
     let no_cpufreq = "no cpufreq in /sys (a VM, or a kernel without it)";
     let mut facts = vec![
@@ -158,7 +158,7 @@ pub fn host_facts(data: Option<&Path>, disks: &super::Disks) -> Vec<Setting> {
         fact("os", os, "/etc/os-release", "no /etc/os-release"),
         fact(
             "memory_bytes",
-            meminfo("MemTotal:").map(|b| b.to_string()),
+            memory.map(|b| b.to_string()),
             "/proc/meminfo",
             "not readable",
         ),

@@ -291,6 +291,14 @@ pub fn merge_series(op: Op, parts: &[&Recorded], interval: Duration, end_s: f64)
         .collect()
 }
 
+/// Microseconds since the Unix epoch, now (wall-clock stamps of runs and steps).
+pub fn unix_micros() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_micros() as i64)
+        .unwrap_or(0)
+}
+
 /// A histogram serialized in HdrHistogram's compressed V2 format (the format
 /// the Java, Python and Go libraries read).
 pub fn serialize(h: &Histogram<u64>) -> Vec<u8> {

@@ -39,44 +39,19 @@ pub struct DiskCounters {
 }
 
 fn clock_ticks() -> f64 {
-    // SAFETY: sysconf has no preconditions.
-    match unsafe { libc::sysconf(libc::_SC_CLK_TCK) } {
-        t if t > 0 => t as f64,
-        _ => 100.0,
-    }
-}
-
-fn page_size() -> u64 {
-    // SAFETY: sysconf has no preconditions.
-    match unsafe { libc::sysconf(libc::_SC_PAGESIZE) } {
-        p if p > 0 => p as u64,
-        _ => 4096,
-    }
+    procfs::ticks_per_second() as f64
 }
 
 /// Busy CPU seconds and context switches from /proc/stat.
 fn host_cpu() -> (Option<f64>, Option<u64>) {
-    let Ok(text) = std::fs::read_to_string("/proc/stat") else {
+    use procfs::CurrentSI;
+    let Ok(k) = procfs::KernelStats::current() else {
         return (None, None);
     };
-    let mut busy = None;
-    let mut ctxt = None;
-    for line in text.lines() {
-        let mut f = line.split_whitespace();
-        match f.next() {
-            Some("cpu") => {
-                let v: Vec<u64> = f.filter_map(|x| x.parse().ok()).collect();
-                if v.len() >= 8 {
-                    // user nice system idle iowait irq softirq steal: idle and iowait are not busy.
-                    let ticks = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
-                    busy = Some(ticks as f64 / clock_ticks());
-                }
-            }
-            Some("ctxt") => ctxt = f.next().and_then(|x| x.parse().ok()),
-            _ => {}
-        }
-    }
-    (busy, ctxt)
+    let t = &k.total;
+    // Idle and iowait are not busy.
+    let ticks = t.user + t.nice + t.system + t.irq.unwrap_or(0) + t.softirq.unwrap_or(0) + t.steal.unwrap_or(0);
+    (Some(ticks as f64 / clock_ticks()), Some(k.ctxt))
 }
 
 /// The disks whose I/O a run counts: the physical devices under the
@@ -265,55 +240,40 @@ fn all_physical(sys: &Path) -> Vec<String> {
 
 /// The counters of `disks` from /proc/diskstats.
 fn disks(disks: &Disks) -> Option<DiskCounters> {
-    let text = std::fs::read_to_string("/proc/diskstats").ok()?;
     let mut sum = DiskCounters::default();
-    for line in text.lines() {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        if f.len() < 10 || !disks.names.iter().any(|n| n == f[2]) {
-            continue;
+    for d in procfs::diskstats().ok()? {
+        if disks.names.contains(&d.name) {
+            sum.reads += d.reads;
+            sum.read_bytes += d.sectors_read * 512;
+            sum.writes += d.writes;
+            sum.written_bytes += d.sectors_written * 512;
         }
-        let n = |i: usize| f[i].parse::<u64>().unwrap_or(0);
-        sum.reads += n(3);
-        sum.read_bytes += n(5) * 512;
-        sum.writes += n(7);
-        sum.written_bytes += n(9) * 512;
     }
     Some(sum)
 }
 
 /// This process's CPU seconds (all threads).
 fn own_cpu() -> Option<f64> {
-    let text = std::fs::read_to_string("/proc/self/stat").ok()?;
-    let fields: Vec<&str> = text[text.rfind(')')? + 2..].split_whitespace().collect();
-    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
-    Some(ticks as f64 / clock_ticks())
+    let stat = procfs::process::Process::myself().ok()?.stat().ok()?;
+    Some((stat.utime + stat.stime) as f64 / clock_ticks())
 }
 
-/// CPU seconds and resident bytes of every process whose name is in `names`.
+/// CPU seconds (with reaped children) and resident bytes of every process
+/// whose name is in `names`.
 fn processes(names: &[&str]) -> (Option<f64>, Option<u64>) {
     if names.is_empty() {
         return (None, None);
     }
-    let Ok(dir) = std::fs::read_dir("/proc") else {
+    let Ok(all) = procfs::process::all_processes() else {
         return (None, None);
     };
     let (mut ticks, mut rss, mut found) = (0u64, 0u64, false);
-    for entry in dir.flatten() {
-        let Ok(text) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        let (Some(open), Some(close)) = (text.find('('), text.rfind(')')) else {
-            continue;
-        };
-        if !names.contains(&&text[open + 1..close]) {
-            continue;
+    for stat in all.flatten().filter_map(|p| p.stat().ok()) {
+        if names.contains(&stat.comm.as_str()) {
+            ticks += stat.utime + stat.stime + stat.cutime.max(0) as u64 + stat.cstime.max(0) as u64;
+            rss += stat.rss * procfs::page_size();
+            found = true;
         }
-        let f: Vec<&str> = text[close + 2..].split_whitespace().collect();
-        let n = |i: usize| f.get(i).and_then(|x| x.parse::<u64>().ok()).unwrap_or(0);
-        // utime stime cutime cstime; rss in pages.
-        ticks += n(11) + n(12) + n(13) + n(14);
-        rss += n(21) * page_size();
-        found = true;
     }
     if found {
         (Some(ticks as f64 / clock_ticks()), Some(rss))

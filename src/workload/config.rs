@@ -95,6 +95,36 @@ pub struct Config {
     pub seek_nexts: u32,
     /// Keys per second of readwhilewriting's one writer.
     pub writer_rate: u32,
+    /// Key/value steps: which keys the reads and overwrites pick (fills are
+    /// uniform or in order, as db_bench's): `uniform`, `zipfian` (hot keys
+    /// scattered over the space) or `latest` (the highest keys hottest).
+    pub distribution: Distribution,
+    /// The exponent of `zipfian` and `latest` (YCSB's 0.99 by default).
+    pub zipf_theta: f64,
+}
+
+/// Which keys the key/value reads and overwrites pick.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Distribution {
+    /// Uniform in `[0, num)`, as db_bench.
+    #[default]
+    Uniform,
+    /// Zipfian ranks spread over `[0, num)` by a keyed bijection (YCSB's "zipfian").
+    Zipfian,
+    /// Zipfian ranks counted down from `num − 1` (YCSB's "latest").
+    Latest,
+}
+
+impl Distribution {
+    /// The key generator kind.
+    pub fn kind(self) -> crate::gen::KeyKind {
+        match self {
+            Distribution::Uniform => crate::gen::KeyKind::Uniform,
+            Distribution::Zipfian => crate::gen::KeyKind::Zipfian,
+            Distribution::Latest => crate::gen::KeyKind::Latest,
+        }
+    }
 }
 
 /// What verify checks after write steps and at the end of a run.
@@ -191,6 +221,8 @@ impl Config {
             duration: None,
             seek_nexts: 10,
             writer_rate: 10_000,
+            distribution: Distribution::Uniform,
+            zipf_theta: 0.99,
         })
     }
 
@@ -440,6 +472,12 @@ impl Config {
         positive("duration", self.duration)?;
         if self.writer_rate == 0 {
             return Err(Error::config("writer_rate", "must be at least 1 key/s"));
+        }
+        if !(self.zipf_theta.is_finite() && self.zipf_theta > 0.0) {
+            return Err(Error::config(
+                "zipf_theta",
+                format!("must be > 0, got {}", self.zipf_theta),
+            ));
         }
         Ok(())
     }

@@ -8,9 +8,10 @@
 //! - fillseq: keys `first, first + 1, ...` from `first = num·t/T`;
 //! - filluniquerandom: positions `num·t/T ...` of the keyed permutation of
 //!   `[0, num)` with stream table [`kv_stream`]`(s, 0)`;
-//! - fillrandom, overwrite*, the readers: uniform keys of `[0, num)`, draws
-//!   `0, 1, ...` of stream table [`kv_stream`]`(s, t)`; readwhilewriting's
-//!   writer is thread `T`.
+//! - fillrandom: uniform keys of `[0, num)`; overwrite*, the readers and
+//!   readwhilewriting's writer (thread `T`): keys of `[0, num)` drawn from
+//!   `distribution` (uniform, zipfian or latest, exponent `zipf_theta`);
+//!   either way draws `0, 1, ...` of stream table [`kv_stream`]`(s, t)`.
 
 use super::{Config, KvOp};
 use crate::error::Result;
@@ -59,13 +60,20 @@ impl Config {
         KvValues::new(self.seed, ordinal, self.kv_length(), self.ratio)
     }
 
-    fn uniform(&self, ordinal: u64, thread: u64) -> Result<KeyGen> {
+    /// Thread `thread`'s keys of `[0, num)` drawn from `kind`.
+    fn drawn(&self, kind: KeyKind, ordinal: u64, thread: u64) -> Result<KeyGen> {
         KeyGen::new(&KeySpec {
             space: Some(self.num),
             seed: self.seed,
             table: kv_stream(ordinal, thread),
-            ..KeySpec::new(KeyKind::Uniform)
+            theta: self.zipf_theta,
+            ..KeySpec::new(kind)
         })
+    }
+
+    /// The keys of reads and overwrites: the configured distribution.
+    fn picked(&self, ordinal: u64, thread: u64) -> Result<KeyGen> {
+        self.drawn(self.distribution.kind(), ordinal, thread)
     }
 
     /// What writer `thread` of `op` (step number `ordinal`) writes; None for
@@ -101,8 +109,13 @@ impl Config {
                     _ => self.writes.unwrap_or(self.num),
                 };
                 let n = share(total, thread, threads).1;
+                // fillrandom is uniform, as db_bench's; overwrites follow the distribution.
+                let keys = match op {
+                    KvOp::FillRandom => self.drawn(KeyKind::Uniform, ordinal, thread)?,
+                    _ => self.picked(ordinal, thread)?,
+                };
                 KvThreadWork {
-                    keys: self.uniform(ordinal, thread)?,
+                    keys,
                     first: 0,
                     count: match op {
                         KvOp::Overwrite | KvOp::OverwriteAndWait => timed(n),
@@ -111,7 +124,7 @@ impl Config {
                 }
             }
             KvOp::ReadWhileWriting => KvThreadWork {
-                keys: self.uniform(ordinal, threads)?,
+                keys: self.picked(ordinal, threads)?,
                 first: 0,
                 count: None,
             },
@@ -120,11 +133,25 @@ impl Config {
         Ok(Some(work))
     }
 
+    /// Operations a key/value step will run in all, when known: pairs
+    /// written, or reads for the read steps (None: a flush or compaction
+    /// wait, or a step that runs for a duration).
+    pub fn kv_planned(&self, op: KvOp) -> Option<u64> {
+        let threads = self.threads as u64;
+        match op {
+            KvOp::Flush | KvOp::WaitForCompaction => None,
+            KvOp::ReadRandom | KvOp::SeekRandom | KvOp::ReadWhileWriting => {
+                (0..threads).map(|t| self.kv_reader(0, t).ok()?.count).sum()
+            }
+            _ => (0..threads).map(|t| self.kv_writer(op, 0, t).ok()??.count).sum(),
+        }
+    }
+
     /// What reader `thread` of a read step (step number `ordinal`) reads.
     pub fn kv_reader(&self, ordinal: u64, thread: u64) -> Result<KvThreadWork> {
         let n = share(self.reads.unwrap_or(self.num), thread, self.threads as u64).1;
         Ok(KvThreadWork {
-            keys: self.uniform(ordinal, thread)?,
+            keys: self.picked(ordinal, thread)?,
             first: 0,
             count: if self.duration.is_some() { None } else { Some(n) },
         })

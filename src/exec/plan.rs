@@ -1,0 +1,33 @@
+//! What a step is asked to do, and where its host counters come from.
+
+use super::kv_state::KvState;
+use super::tables::TableState;
+use super::Observer;
+use crate::connect::Connector;
+use crate::metrics::Disks;
+use crate::stop::Stop;
+use crate::workload::{Config, Step};
+
+/// Where a run's host counters come from: the server's processes (when
+/// local) and the disks holding the data.
+pub(crate) struct Probe {
+    pub servers: Vec<&'static str>,
+    pub disks: Disks,
+}
+
+/// What a step is asked to do.
+pub(crate) struct StepPlan<'a> {
+    pub config: &'a Config,
+    pub connector: &'a dyn Connector,
+    pub tables: &'a [TableState],
+    pub step: Step,
+    /// The step's position in the run: query streams differ per step.
+    pub ordinal: u64,
+    /// Whether the secondary indexes exist.
+    pub indexed: bool,
+    pub stop: &'a Stop,
+    pub observer: &'a dyn Observer,
+    /// The key/value table's state, for key/value steps.
+    pub kv: Option<&'a KvState>,
+    pub probe: &'a Probe,
+}
