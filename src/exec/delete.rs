@@ -15,11 +15,8 @@ impl Worker<'_> {
         let w = c.writes(self.plan.step).expect("a write step");
         let schedule = self.schedule(w.rate, w.rows_per_commit, t0);
         let client = self.client as usize;
-        let (inserted, deleted, pair) = (
-            &self.shared.inserted[client],
-            &self.shared.deleted[client],
-            &self.shared.pairs[client],
-        );
+        let mine = &self.shared.clients[client];
+        let (inserted, deleted, pair) = (&mine.inserted, &mine.deleted, &mine.pair);
         let inserter_done = &self.shared.inserters_done[client];
         let (mut done, mut i) = (0u64, 0u64);
         while done < w.rows {

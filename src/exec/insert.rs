@@ -23,7 +23,7 @@ impl Worker<'_> {
     pub(super) fn insert(&self, session: &mut dyn Session, rec: &mut Recorder, t0: Instant) -> Result<()> {
         let result = self.insert_rows(session, rec, t0);
         self.shared.inserters_done[self.client as usize].store(true, Ordering::Release);
-        self.shared.pairs[self.client as usize].wake();
+        self.shared.clients[self.client as usize].pair.wake();
         result
     }
 
@@ -42,17 +42,16 @@ impl Worker<'_> {
             ..RowSpec::default()
         })?);
         let client = self.client as usize;
-        let (inserted, deleted, pair) = (
-            &self.shared.inserted[client],
-            &self.shared.deleted[client],
-            &self.shared.pairs[client],
-        );
+        let mine = &self.shared.clients[client];
+        let (inserted, deleted, pair) = (&mine.inserted, &mine.deleted, &mine.pair);
         // With deletes, the table may grow by at most this many rows.
         let lag = c
             .deletes(self.plan.step)
             .then(|| c.max_delete_lag as u64 * w.rows_per_commit as u64);
         let mut rows = Rows::default();
         let (mut done, mut i) = (0u64, 0u64);
+        // The largest window this inserter saw, reported once at the end.
+        let mut largest = 0;
         while done < w.rows {
             let intended = schedule.wait_for(i, || self.stopping(t0));
             if self.stopping(t0) {
@@ -66,6 +65,7 @@ impl Worker<'_> {
                 }
             }
             let keys = self.table.allocate(self.slot, n);
+            largest = largest.max(self.table.len_with(&keys));
             rows_gen.generate_into(keys.start, n as usize, &mut rows)?;
             let started = Instant::now();
             self.retrying(|| session.insert(&self.table.name, &rows, c.server_keys))?;
@@ -77,6 +77,7 @@ impl Worker<'_> {
             inserted.store(done, Ordering::Release);
             pair.wake();
         }
+        self.table.reached(largest);
         // A paced stream lasts until the end of its last slot, so rows /
         // elapsed is the rate it kept, not one slot more.
         schedule.wait_end(i, || self.stopping(t0));

@@ -35,7 +35,7 @@ impl Worker<'_> {
         let mut keys = vec![0u64; batch_size as usize];
         let mut batch = KvBatch::new(c.key_size as usize);
         let (mut done, mut i) = (0u64, 0u64);
-        let slot = &self.shared.inserted[self.client as usize];
+        let slot = &self.shared.clients[self.client as usize].inserted;
         loop {
             let n = match work.count {
                 Some(count) => (count - done).min(batch_size),

@@ -189,7 +189,7 @@ pub(crate) fn run_step(plan: &StepPlan<'_>) -> StepOutcome {
             let done = if reads_progress {
                 shared.queries.load(Ordering::Relaxed)
             } else {
-                shared.inserted.iter().map(|a| a.load(Ordering::Relaxed)).sum()
+                shared.inserted()
             };
             plan.observer.step_progress(&step_name, done, t0.elapsed());
             if c.max_seconds.is_some_and(|max| t0.elapsed().as_secs_f64() > max) {
@@ -266,8 +266,8 @@ pub(crate) fn run_step(plan: &StepPlan<'_>) -> StepOutcome {
     let errors = shared.errors.load(Ordering::Relaxed);
     let retries = shared.retries.load(Ordering::Relaxed);
     let counts = (
-        shared.inserted.iter().map(|a| a.load(Ordering::Relaxed)).sum(),
-        shared.deleted.iter().map(|a| a.load(Ordering::Relaxed)).sum(),
+        shared.inserted(),
+        shared.deleted(),
         shared.queries.load(Ordering::Relaxed),
         shared.indexed_rows.load(Ordering::Relaxed),
         shared.found.load(Ordering::Relaxed),

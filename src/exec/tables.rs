@@ -49,9 +49,18 @@ impl TableState {
         // it, so a reader that sees the new `next` also sees the mark.
         self.in_flight[slot].store(self.next.load(SeqCst), SeqCst);
         let start = self.next.fetch_add(n, SeqCst);
-        let len = (start + n).saturating_sub(self.tail.load(SeqCst));
-        self.max_len.fetch_max(len, SeqCst);
         start..start + n
+    }
+
+    /// The window's size (uncommitted keys included) once `keys` are allocated.
+    pub fn len_with(&self, keys: &std::ops::Range<u64>) -> u64 {
+        keys.end.saturating_sub(self.tail.load(SeqCst))
+    }
+
+    /// Records that the window reached `len` during the step (an inserter
+    /// tracks its largest and reports it once).
+    pub fn reached(&self, len: u64) {
+        self.max_len.fetch_max(len, SeqCst);
     }
 
     /// Marks inserter `slot`'s batch committed.
