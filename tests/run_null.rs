@@ -397,3 +397,93 @@ fn qr_steps_need_a_secondary_index() {
     .to_string();
     assert!(e.starts_with("invalid secondary_indexes: qr100"), "{e}");
 }
+
+#[test]
+fn paced_operations_start_within_microseconds_of_their_intended_start_and_the_lag_is_reported() {
+    let _serial = serial();
+    for (step, rpc) in [("qr100", 1), ("qr1000", 1), ("qp1000", 50)] {
+        let dir = tempfile::tempdir().unwrap();
+        // A fixed service time; the query thread mostly sleeps, so the cores are quiet.
+        let c = config(json!({
+            "db": "null:?latency=fixed:100us&query_latency=fixed:20ms", "steps": [step],
+            "query_seconds": 3.0, "rows_per_commit_q": rpc,
+        }));
+        let out = run(&c, dir.path());
+        let s = step_of(&out, step);
+        for op in [Op::Insert, Op::Delete] {
+            let lag_p50 = s.lag(op, 0).expect("paced ops have lag columns");
+            assert!(s.lag(op, 2).unwrap() >= s.lag(op, 1).unwrap(), "max ≥ p99");
+            let lag_p99 = s.lag(op, 1).unwrap();
+            // Timing bounds are loose: this VM's host preempts its CPUs for ms at
+            // times, and tests run beside others. `cargo bench --bench pacing`
+            // measures the pacer on a quiet machine (median ~1 µs); sleeping
+            // alone is 40-120 µs late at the median here.
+            assert!(lag_p50 < 25.0, "{step} {op:?}: median lag {lag_p50} µs");
+            assert!(lag_p99 < 5000.0, "{step} {op:?}: p99 lag {lag_p99} µs");
+            // Response − service is the lag: with a fixed service time the
+            // medians of a long stream differ by it.
+            if rpc > 1 {
+                continue;
+            }
+            let gap = latency(s, op, false, P50) - latency(s, op, true, P50);
+            assert!(
+                (gap - lag_p50).abs() < 5.0,
+                "{step} {op:?}: response − service {gap} vs lag {lag_p50}"
+            );
+        }
+        assert!(s.lag(Op::Query, 0).is_none(), "queries are not paced");
+        assert!(
+            !out.results.run.warnings.iter().any(|w| w.contains("pacer woke late")),
+            "{:?}",
+            out.results.run.warnings
+        );
+        let paced_rows = out
+            .results
+            .intervals
+            .iter()
+            .filter(|(st, r)| st == step && r.op == Op::Insert && r.count > 0);
+        for (_, r) in paced_rows {
+            assert!(r.lag_us[0] < 100.0, "{step}: interval lag {:?}", r.lag_us);
+        }
+    }
+}
+
+#[test]
+fn a_stall_shows_as_schedule_lag_the_backlog_behind_it() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let c = config(json!({
+        "db": "null:?stall=1s@1s&query_latency=fixed:20ms", "steps": ["qr1000"], "query_seconds": 3.0,
+        "rows_per_commit_q": 1, "delete_per_insert": false,
+    }));
+    let out = run(&c, dir.path());
+    let s = step_of(&out, "qr1000");
+    let max = s.lag(Op::Insert, 2).unwrap();
+    assert!(
+        (900_000.0..1_100_000.0).contains(&max),
+        "the operations behind the 1 s stall start up to 1 s late: {max} µs"
+    );
+    assert!(
+        s.lag(Op::Insert, 0).unwrap() < 10.0,
+        "outside the stall the pacer is on time"
+    );
+    // The stall is the database's, not the pacer's: no overload warning.
+    assert!(!out.results.run.warnings.iter().any(|w| w.contains("pacer woke late")));
+}
+
+fn step_of<'a>(out: &'a ibench::exec::RunOutcome, name: &str) -> &'a ibench::results::StepRow {
+    step(out, name)
+}
+
+#[test]
+fn a_client_host_too_busy_to_wake_the_pacer_on_time_gets_a_warning() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    // Six query threads that never sleep, on 2 cores, beside 12 paced streams.
+    let c = config(json!({
+        "db": "null:", "steps": ["qr1000"], "clients": 6, "query_seconds": 2.0, "rows_per_commit_q": 1,
+    }));
+    let out = run(&c, dir.path());
+    let w = &out.results.run.warnings;
+    assert!(w.iter().any(|w| w.starts_with("qr1000: the pacer woke late")), "{w:?}");
+}

@@ -148,6 +148,10 @@ pub(super) struct RunArgs {
     /// The exponent of the zipfian and latest distributions (default 0.99).
     #[arg(long)]
     zipf_theta: Option<f64>,
+    /// How paced operations wait for their start: precise (sleep, then spin
+    /// the last stretch) or sleep (default precise).
+    #[arg(long)]
+    pacing: Option<String>,
     /// No progress output.
     #[arg(long, short)]
     quiet: bool,
@@ -200,6 +204,7 @@ impl RunArgs {
         put("writer_rate", self.writer_rate.map(Value::from));
         put("distribution", self.distribution.clone().map(Value::from));
         put("zipf_theta", self.zipf_theta.map(Value::from));
+        put("pacing", self.pacing.clone().map(Value::from));
         put("ratio", self.ratio.map(Value::from));
         put("server_keys", self.server_keys.then_some(Value::from(true)));
         put("shared_table", self.shared_table.then_some(Value::from(true)));

@@ -13,7 +13,7 @@ impl Worker<'_> {
     pub(super) fn delete(&self, session: &mut dyn Session, rec: &mut Recorder, t0: Instant) -> Result<()> {
         let c = self.plan.config;
         let w = c.writes(self.plan.step).expect("a write step");
-        let schedule = self.schedule(w.rate, w.rows_per_commit, t0);
+        let mut schedule = self.pacer(w.rate.map(|r| r as f64 / w.rows_per_commit as f64), t0);
         let client = self.client as usize;
         let mine = &self.shared.clients[client];
         let (inserted, deleted, pair) = (&mine.inserted, &mine.deleted, &mine.pair);
@@ -26,11 +26,11 @@ impl Worker<'_> {
             let available = || inserted.load(Ordering::Acquire).saturating_sub(done);
             let ready = || available() >= want || inserter_done.load(Ordering::Acquire);
             if !pair.wait_until(ready, || self.stopping(t0)) {
-                return Ok(());
+                break;
             }
             let n = want.min(available());
             if n == 0 {
-                return Ok(()); // the inserter finished (or stopped) short
+                break; // the inserter finished (or stopped) short
             }
             let keys = self.table.take_tail(n);
             if keys.is_empty() {
@@ -54,6 +54,7 @@ impl Worker<'_> {
             pair.wake();
         }
         schedule.wait_end(i, || self.stopping(t0));
+        rec.pacer_overshoot(schedule.overshoot());
         Ok(())
     }
 }

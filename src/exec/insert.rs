@@ -2,7 +2,6 @@
 //! in load steps and paced in q steps; with deletes, it never runs more
 //! than `max_delete_lag` commits ahead of its deleter.
 
-use super::pacing::Schedule;
 use super::shared::Worker;
 use crate::connect::Session;
 use crate::error::Result;
@@ -12,14 +11,6 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 impl Worker<'_> {
-    /// This role's schedule: paced at the step's rate, phased as its stream.
-    pub(super) fn schedule(&self, rate: Option<u32>, rows_per_commit: u32, t0: Instant) -> Schedule {
-        match rate {
-            Some(rate) => Schedule::rate(t0, rate as f64 / rows_per_commit as f64).phased(self.stream.0, self.stream.1),
-            None => Schedule::Unthrottled,
-        }
-    }
-
     pub(super) fn insert(&self, session: &mut dyn Session, rec: &mut Recorder, t0: Instant) -> Result<()> {
         let result = self.insert_rows(session, rec, t0);
         self.shared.inserters_done[self.client as usize].store(true, Ordering::Release);
@@ -30,7 +21,7 @@ impl Worker<'_> {
     fn insert_rows(&self, session: &mut dyn Session, rec: &mut Recorder, t0: Instant) -> Result<()> {
         let c = self.plan.config;
         let w = c.writes(self.plan.step).expect("a write step");
-        let schedule = self.schedule(w.rate, w.rows_per_commit, t0);
+        let mut schedule = self.pacer(w.rate.map(|r| r as f64 / w.rows_per_commit as f64), t0);
         let mut rows_gen = RowCursor::new(RowGen::new(&RowSpec {
             seed: c.seed,
             table: self.table.number,
@@ -53,7 +44,6 @@ impl Worker<'_> {
         // The largest window this inserter saw, reported once at the end.
         let mut largest = 0;
         while done < w.rows {
-            let intended = schedule.wait_for(i, || self.stopping(t0));
             if self.stopping(t0) {
                 break;
             }
@@ -64,23 +54,36 @@ impl Worker<'_> {
                     break;
                 }
             }
+            // The batch is ready before its intended start, so a paced insert
+            // starts on time (generating it is not the schedule's lag).
             let keys = self.table.allocate(self.slot, n);
             largest = largest.max(self.table.len_with(&keys));
             rows_gen.generate_into(keys.start, n as usize, &mut rows)?;
+            let intended = schedule.wait_for(i, || self.stopping(t0));
+            let halted = self.stopping(t0);
+            if halted && self.shared.aborted() {
+                break; // a failure ends the run: these keys go nowhere
+            }
+            // Stopped or timed out while waiting: its keys are taken, so the
+            // batch goes in (unmeasured) and the table holds its window.
             let started = Instant::now();
             self.retrying(|| session.insert(&self.table.name, &rows, c.server_keys))?;
             let ended = Instant::now();
             self.table.committed(self.slot);
-            rec.record(if w.rate.is_some() { intended } else { started }, started, ended);
             done += n;
-            i += 1;
             inserted.store(done, Ordering::Release);
             pair.wake();
+            if halted {
+                break;
+            }
+            rec.record(if w.rate.is_some() { intended } else { started }, started, ended);
+            i += 1;
         }
         self.table.reached(largest);
         // A paced stream lasts until the end of its last slot, so rows /
         // elapsed is the rate it kept, not one slot more.
         schedule.wait_end(i, || self.stopping(t0));
+        rec.pacer_overshoot(schedule.overshoot());
         Ok(())
     }
 }

@@ -1,7 +1,6 @@
 //! The key/value steps' roles: writers, readers, and flush or compaction
 //! waits, each thread with its own key stream (workload/kv.rs).
 
-use super::pacing::Schedule;
 use super::shared::Worker;
 use crate::connect::{KvSession, KV_TABLE};
 use crate::error::Result;
@@ -27,11 +26,7 @@ impl Worker<'_> {
         let values = c.kv_values(ordinal)?;
         let batch_size = c.batch_size as u64;
         let paced = op == KvOp::ReadWhileWriting;
-        let schedule = if paced {
-            Schedule::rate(t0, c.writer_rate as f64 / batch_size as f64).phased(self.stream.0, self.stream.1)
-        } else {
-            Schedule::Unthrottled
-        };
+        let mut schedule = self.pacer(paced.then(|| c.writer_rate as f64 / batch_size as f64), t0);
         let mut keys = vec![0u64; batch_size as usize];
         let mut batch = KvBatch::new(c.key_size as usize);
         let (mut done, mut i) = (0u64, 0u64);
@@ -44,15 +39,17 @@ impl Worker<'_> {
             if n == 0 || self.kv_finished(&work, t0, paced) {
                 break;
             }
-            let intended = schedule.wait_for(i, || self.stopping(t0) || self.kv_finished(&work, t0, paced));
-            if self.stopping(t0) || self.kv_finished(&work, t0, paced) {
-                break;
-            }
+            // The batch is ready before its intended start (generating it is
+            // not the schedule's lag).
             let keys = &mut keys[..n as usize];
             work.keys.fill(work.first + done, keys);
             batch.clear();
             for &k in keys.iter() {
                 batch.push_generated(k, &values);
+            }
+            let intended = schedule.wait_for(i, || self.stopping(t0) || self.kv_finished(&work, t0, paced));
+            if self.stopping(t0) || self.kv_finished(&work, t0, paced) {
+                break;
             }
             let started = Instant::now();
             self.retrying(|| session.put(KV_TABLE, &batch))?;
@@ -62,6 +59,9 @@ impl Worker<'_> {
             done += n;
             i += 1;
             slot.store(done, Ordering::Release);
+        }
+        if paced {
+            rec.pacer_overshoot(schedule.overshoot());
         }
         Ok(())
     }

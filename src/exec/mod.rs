@@ -23,14 +23,14 @@ mod verify;
 mod wait;
 
 pub use kv_state::{KvState, TRACKED_KEYS};
-pub use pacing::Schedule;
+pub use pacing::{Pacer, Schedule};
 pub use tables::TableState;
 
 use crate::connect::{self, Connector};
 use crate::error::{Error, Result};
 use crate::gen::Window;
 use crate::metrics::{percentile_us, serialize, unix_micros, EngineDelta};
-use crate::results::{HistogramRow, RunResults, RunRow, StepRow, PERCENTILES};
+use crate::results::{HistogramRow, RunResults, RunRow, StepRow, LAG_STATS, PERCENTILES};
 use crate::stop::Stop;
 use crate::workload::{Config, KvOp, Step, VerifyMode};
 use plan::{Probe, StepPlan};
@@ -199,6 +199,11 @@ pub fn run(config: &Config, out: &Path, observer: &dyn Observer, stop: &Stop) ->
     Ok(RunOutcome { dir, results })
 }
 
+/// A paced stream whose pacer woke later than this (µs) at p99, more than
+/// 1% of the time, gets a warning (a VM's host alone delays a wake-up by a
+/// few ms now and then; more is an overloaded client host).
+pub const LAG_WARNING_US: f64 = 5000.0;
+
 /// A run in progress.
 struct Running<'a> {
     config: &'a Config,
@@ -310,6 +315,16 @@ impl Running<'_> {
                 self.warn(format!("{step}: {note}"));
             }
             let mut row = self.step_row(step, &out, engine);
+            for &(op, p99, max, late, waits) in &out.pacer_late {
+                // A few late wakes are a VM's host at work; more than 1% of a
+                // stream's (and at least three) is an overloaded client host.
+                if p99 > LAG_WARNING_US && late >= 3.max(waits / 100) {
+                    self.warn(format!(
+                        "{step}: the pacer woke late: {} starts p99 {p99:.0} µs (max {max:.0} µs) after their intended time, {late} of {waits} more than {LAG_WARNING_US:.0} µs; the client host is overloaded, so response times include the client's own lateness",
+                        op.name()
+                    ));
+                }
+            }
             row.db_size_before_bytes = before.database;
             self.record_histograms(&row.step, &out);
             if step.writes() && out.status == "ok" && c.verify != VerifyMode::Off {
@@ -476,6 +491,9 @@ impl Running<'_> {
         for (op, lat) in &out.latencies {
             let p = |h| PERCENTILES.map(|(q, _)| percentile_us(h, q));
             row.latencies.push((*op, p(&lat.response), p(&lat.service)));
+            if let Some(lag) = &lat.lag {
+                row.lags.push((*op, LAG_STATS.map(|(q, _)| percentile_us(lag, q))));
+            }
         }
         row
     }
@@ -485,7 +503,11 @@ impl Running<'_> {
     fn record_histograms(&mut self, step: &str, out: &StepOutcome) {
         let run_id = self.results.run.run_id.clone();
         for (op, lat) in &out.latencies {
-            for (time, h) in [("response", &lat.response), ("service", &lat.service)] {
+            let lag = lat.lag.as_ref().map(|h| ("lag", h));
+            for (time, h) in [("response", &lat.response), ("service", &lat.service)]
+                .into_iter()
+                .chain(lag)
+            {
                 self.results.histograms.push(HistogramRow {
                     run_id: run_id.clone(),
                     step: step.to_string(),

@@ -2,11 +2,13 @@
 //! flags, the sessions' interrupters, and the pairing of each client's
 //! inserter and deleter; and the [`Worker`] every role runs as.
 
+use super::pacing::{Pacer, Schedule};
 use super::plan::StepPlan;
 use super::tables::TableState;
 use crate::error::Result;
 use crate::metrics::{Op, Recorder};
 use crate::stop::Interrupter;
+use crate::workload::Pacing;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -203,13 +205,23 @@ impl Worker<'_> {
         }
     }
 
-    /// A recorder for `op` of this role.
-    pub(super) fn recorder(&self, op: Op, t0: Instant) -> Recorder {
-        Recorder::new(
-            self.client,
-            op,
-            t0,
-            Duration::from_secs_f64(self.plan.config.interval_seconds),
-        )
+    /// This role's pacer: `ops_per_second` (None: closed loop), phased as
+    /// its stream among the step's paced streams.
+    pub(super) fn pacer(&self, ops_per_second: Option<f64>, t0: Instant) -> Pacer {
+        let schedule = match ops_per_second {
+            Some(rate) => Schedule::rate(t0, rate).phased(self.stream.0, self.stream.1),
+            None => Schedule::Unthrottled,
+        };
+        Pacer::new(schedule, self.plan.config.pacing == Pacing::Precise)
+    }
+
+    /// A recorder for `op` of this role (with schedule lags when it is paced).
+    pub(super) fn recorder(&self, op: Op, t0: Instant, paced: bool) -> Recorder {
+        let interval = Duration::from_secs_f64(self.plan.config.interval_seconds);
+        if paced {
+            Recorder::paced(self.client, op, t0, interval)
+        } else {
+            Recorder::new(self.client, op, t0, interval)
+        }
     }
 }

@@ -10,7 +10,9 @@ use super::role::{paced, roles, Role};
 use super::shared::{Shared, Worker};
 use crate::connect::{KvSession, Session, KV_TABLE};
 use crate::error::Result;
-use crate::metrics::{merge_series, unix_micros, HostInterval, IntervalRow, Latencies, Op, Recorded, SystemDelta};
+use crate::metrics::{
+    merge_series, percentile_us, unix_micros, HostInterval, IntervalRow, Latencies, Op, Recorded, SystemDelta,
+};
 use crate::workload::{KvOp, Step};
 use std::sync::atomic::Ordering;
 use std::sync::Barrier;
@@ -39,6 +41,9 @@ pub(crate) struct StepOutcome {
     pub latencies: Vec<(Op, Latencies)>,
     /// Per client, then all clients together (client None).
     pub intervals: Vec<IntervalRow>,
+    /// Per paced op: how late the pacer itself woke: p99 and max (µs), and
+    /// how many of its waits ended later than `LAG_WARNING_US`, of how many.
+    pub pacer_late: Vec<(Op, f64, f64, u64, u64)>,
     /// The all-clients response times of each interval: (op, t_s, count, serialized histogram).
     pub interval_histograms: Vec<(Op, f64, u64, Vec<u8>)>,
     /// Host and process counters over the whole step.
@@ -143,6 +148,7 @@ pub(crate) fn run_step(plan: &StepPlan<'_>) -> StepOutcome {
                     (&plan.tables[client as usize], 0)
                 };
                 let stream = streams[index];
+                let is_paced = paced(c, plan.step, role);
                 scope.spawn(move || {
                     let worker = Worker {
                         plan,
@@ -164,7 +170,7 @@ pub(crate) fn run_step(plan: &StepPlan<'_>) -> StepOutcome {
                     }
                     barrier.wait();
                     let t0 = *shared.start.get_or_init(Instant::now);
-                    let mut rec = worker.recorder(role.op(), t0);
+                    let mut rec = worker.recorder(role.op(), t0, is_paced);
                     if let Err(e) = conn.and_then(|conn| worker.run(role, conn, &mut rec, t0)) {
                         // A statement cancelled because the step had to stop is not a failure.
                         let halted = plan.stop.requested() || shared.timed_out.load(Ordering::Relaxed);
@@ -247,6 +253,7 @@ pub(crate) fn run_step(plan: &StepPlan<'_>) -> StepOutcome {
     let mut latencies: Vec<(Op, Latencies)> = Vec::new();
     let mut intervals = Vec::new();
     let mut interval_histograms = Vec::new();
+    let mut pacer_late = Vec::new();
     let mut ops: Vec<Op> = recorded.iter().map(|r| r.op).collect();
     ops.sort();
     ops.dedup();
@@ -258,6 +265,16 @@ pub(crate) fn run_step(plan: &StepPlan<'_>) -> StepOutcome {
             intervals.extend(p.rows.iter().cloned());
         }
         latencies.push((op, merged));
+        let mut late: Option<hdrhistogram::Histogram<u64>> = None;
+        for h in parts.iter().filter_map(|p| p.overshoot.as_ref()) {
+            late.get_or_insert_with(crate::metrics::histogram)
+                .add(h)
+                .expect("same bounds");
+        }
+        if let Some(h) = late.filter(|h| !h.is_empty()) {
+            let over = h.count_between((super::LAG_WARNING_US * 1000.0) as u64, u64::MAX);
+            pacer_late.push((op, percentile_us(&h, 99.0), percentile_us(&h, 100.0), over, h.len()));
+        }
         for (row, h) in merge_series(op, &parts, interval, elapsed_s) {
             interval_histograms.push((op, row.t_s, row.count, h));
             intervals.push(row);
@@ -299,6 +316,7 @@ pub(crate) fn run_step(plan: &StepPlan<'_>) -> StepOutcome {
         latencies,
         intervals,
         interval_histograms,
+        pacer_late,
         system,
         host_intervals,
     }

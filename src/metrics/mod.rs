@@ -62,6 +62,9 @@ pub struct Latencies {
     pub response: Histogram<u64>,
     /// From the actual start to the end.
     pub service: Histogram<u64>,
+    /// Paced operations: from the intended start to the actual start, the
+    /// client's own lateness (pgbench's "schedule lag"); None when unpaced.
+    pub lag: Option<Histogram<u64>>,
 }
 
 impl Default for Latencies {
@@ -69,6 +72,7 @@ impl Default for Latencies {
         Latencies {
             response: histogram(),
             service: histogram(),
+            lag: None,
         }
     }
 }
@@ -78,6 +82,9 @@ impl Latencies {
     pub fn merge(&mut self, other: &Latencies) {
         self.response.add(&other.response).expect("same bounds");
         self.service.add(&other.service).expect("same bounds");
+        if let Some(theirs) = &other.lag {
+            self.lag.get_or_insert_with(histogram).add(theirs).expect("same bounds");
+        }
     }
 }
 
@@ -112,6 +119,9 @@ pub struct IntervalRow {
     pub p99_us: f64,
     /// Response-time maximum, µs.
     pub max_us: f64,
+    /// Schedule lag (actual − intended start) median, 99th percentile and
+    /// maximum of paced operations, µs (NaN when unpaced or count is 0).
+    pub lag_us: [f64; 3],
 }
 
 impl IntervalRow {
@@ -125,8 +135,15 @@ impl IntervalRow {
     }
 }
 
-/// One interval's response times, sparse: (a value of each bucket, count).
+/// One interval's times, sparse: (a value of each bucket, count).
 type Sparse = Vec<(u64, u64)>;
+
+/// The values recorded in `h`, sparse.
+fn sparse(h: &Histogram<u64>) -> Sparse {
+    h.iter_recorded()
+        .map(|v| (v.value_iterated_to(), v.count_at_value()))
+        .collect()
+}
 
 /// Times one operation type on one thread.
 pub struct Recorder {
@@ -140,6 +157,11 @@ pub struct Recorder {
     window: Histogram<u64>,
     /// The response times of every interval so far, for the all-clients series.
     windows: Vec<Sparse>,
+    /// Paced: the current interval's lags, and every interval's so far.
+    lag_window: Option<Histogram<u64>>,
+    lag_windows: Vec<Sparse>,
+    /// Paced: how late the pacer itself woke (not a backlog), ns.
+    overshoot: Option<Histogram<u64>>,
 }
 
 /// What a recorder measured: the step's histograms, the thread's interval
@@ -152,6 +174,9 @@ pub struct Recorded {
     /// The thread's per-interval rows.
     pub rows: Vec<IntervalRow>,
     windows: Vec<Sparse>,
+    lag_windows: Vec<Sparse>,
+    /// Paced: how late the pacer itself woke (not a backlog), ns.
+    pub overshoot: Option<Histogram<u64>>,
 }
 
 /// Nanoseconds as a histogram value (at least 1, the histogram's floor).
@@ -173,7 +198,24 @@ impl Recorder {
             current: 0,
             window: histogram(),
             windows: Vec::new(),
+            lag_window: None,
+            lag_windows: Vec::new(),
+            overshoot: None,
         }
+    }
+
+    /// Keeps how late the pacer itself woke (see `exec::Pacer::overshoot`).
+    pub fn pacer_overshoot(&mut self, h: &Histogram<u64>) {
+        self.overshoot = Some(h.clone());
+    }
+
+    /// A recorder of a paced stream: it also records each operation's
+    /// schedule lag (actual − intended start).
+    pub fn paced(client: u32, op: Op, start: Instant, interval: Duration) -> Self {
+        let mut r = Recorder::new(client, op, start, interval);
+        r.latencies.lag = Some(histogram());
+        r.lag_window = Some(histogram());
+        r
     }
 
     /// Records one operation intended to start at `intended`, started at
@@ -194,6 +236,11 @@ impl Recorder {
             self.roll(index);
         }
         self.window.saturating_record(response);
+        if let (Some(lag), Some(window)) = (self.latencies.lag.as_mut(), self.lag_window.as_mut()) {
+            let late = ns(started.saturating_duration_since(intended));
+            lag.saturating_record(late);
+            window.saturating_record(late);
+        }
     }
 
     /// Closes intervals up to `index`, keeping empty ones so a stall shows
@@ -206,14 +253,15 @@ impl Recorder {
     }
 
     fn close(&mut self) {
-        let sparse: Sparse = self
-            .window
-            .iter_recorded()
-            .map(|v| (v.value_iterated_to(), v.count_at_value()))
-            .collect();
-        self.windows.push(sparse);
+        self.windows.push(sparse(&self.window));
         if !self.window.is_empty() {
             self.window.reset();
+        }
+        if let Some(lag) = self.lag_window.as_mut() {
+            self.lag_windows.push(sparse(lag));
+            if !lag.is_empty() {
+                lag.reset();
+            }
         }
     }
 
@@ -228,42 +276,74 @@ impl Recorder {
         self.close();
         let interval_s = self.interval.as_secs_f64();
         let end_s = end_ns as f64 / 1e9;
-        let rows = self
-            .windows
-            .iter()
-            .enumerate()
-            .map(|(i, w)| row(Some(self.client), self.op, i, interval_s, end_s, w))
+        let (mut h, mut lag) = (histogram(), histogram());
+        let rows = (0..self.windows.len())
+            .map(|i| {
+                fill(&mut h, [self.windows[i].as_slice()]);
+                let lags = self.lag_windows.get(i).map(|w| {
+                    fill(&mut lag, [w.as_slice()]);
+                    &lag
+                });
+                summarise(
+                    Some(self.client),
+                    self.op,
+                    i as f64 * interval_s,
+                    interval_s,
+                    end_s,
+                    &h,
+                    lags,
+                )
+            })
             .collect();
         Recorded {
             op: self.op,
             latencies: self.latencies,
             rows,
             windows: self.windows,
+            lag_windows: self.lag_windows,
+            overshoot: self.overshoot,
         }
     }
 }
 
-/// The row of interval `i` of a series ending at `end_s` from its sparse histogram.
-fn row(client: Option<u32>, op: Op, i: usize, interval_s: f64, end_s: f64, values: &Sparse) -> IntervalRow {
-    let mut h = histogram();
-    for &(v, n) in values {
-        h.saturating_record_n(v, n);
+/// `h` holding exactly the values of `parts` (sparse histograms).
+fn fill<'a>(h: &mut Histogram<u64>, parts: impl IntoIterator<Item = &'a [(u64, u64)]>) {
+    h.reset();
+    for part in parts {
+        for &(v, n) in part {
+            h.saturating_record_n(v, n);
+        }
     }
-    summarise(client, op, i as f64 * interval_s, interval_s, end_s, &h)
 }
 
-fn summarise(client: Option<u32>, op: Op, t_s: f64, interval_s: f64, end_s: f64, h: &Histogram<u64>) -> IntervalRow {
-    let count = h.len();
-    let us = |v: u64| if count == 0 { f64::NAN } else { v as f64 / 1000.0 };
+/// The median, 99th percentile and maximum of `h` in µs; NaN when empty.
+fn p50_p99_max(h: &Histogram<u64>) -> [f64; 3] {
+    if h.is_empty() {
+        return [f64::NAN; 3];
+    }
+    [h.value_at_quantile(0.5), h.value_at_quantile(0.99), h.max()].map(|v| v as f64 / 1000.0)
+}
+
+fn summarise(
+    client: Option<u32>,
+    op: Op,
+    t_s: f64,
+    interval_s: f64,
+    end_s: f64,
+    h: &Histogram<u64>,
+    lag: Option<&Histogram<u64>>,
+) -> IntervalRow {
+    let [p50_us, p99_us, max_us] = p50_p99_max(h);
     IntervalRow {
         client,
         t_s,
         length_s: (end_s - t_s).clamp(0.0, interval_s),
         op,
-        count,
-        p50_us: us(h.value_at_quantile(0.5)),
-        p99_us: us(h.value_at_quantile(0.99)),
-        max_us: us(h.max()),
+        count: h.len(),
+        p50_us,
+        p99_us,
+        max_us,
+        lag_us: lag.map_or([f64::NAN; 3], p50_p99_max),
     }
 }
 
@@ -273,20 +353,21 @@ fn summarise(client: Option<u32>, op: Op, t_s: f64, interval_s: f64, end_s: f64,
 /// interval's merged histogram, serialized (see [`serialize`]).
 pub fn merge_series(op: Op, parts: &[&Recorded], interval: Duration, end_s: f64) -> Vec<(IntervalRow, Vec<u8>)> {
     let n = parts.iter().map(|p| p.windows.len()).max().unwrap_or(0);
+    let paced = parts.iter().any(|p| !p.lag_windows.is_empty());
     let interval_s = interval.as_secs_f64();
-    let mut h = histogram();
+    let (mut h, mut lag) = (histogram(), histogram());
+    let at = |w: &[Sparse], i: usize| -> Vec<(u64, u64)> { w.get(i).cloned().unwrap_or_default() };
     (0..n)
         .map(|i| {
-            h.reset();
-            for p in parts {
-                for &(v, c) in p.windows.get(i).map(Vec::as_slice).unwrap_or(&[]) {
-                    h.saturating_record_n(v, c);
-                }
-            }
-            (
-                summarise(None, op, i as f64 * interval_s, interval_s, end_s, &h),
-                serialize(&h),
-            )
+            let parts_i: Vec<Vec<(u64, u64)>> = parts.iter().map(|p| at(&p.windows, i)).collect();
+            fill(&mut h, parts_i.iter().map(Vec::as_slice));
+            let lags = paced.then(|| {
+                let lag_i: Vec<Vec<(u64, u64)>> = parts.iter().map(|p| at(&p.lag_windows, i)).collect();
+                fill(&mut lag, lag_i.iter().map(Vec::as_slice));
+                &lag
+            });
+            let row = summarise(None, op, i as f64 * interval_s, interval_s, end_s, &h, lags);
+            (row, serialize(&h))
         })
         .collect()
 }

@@ -75,5 +75,8 @@ pub(crate) fn columns<'a>() -> Vec<Column<IntervalLine<'a>>> {
             Line::Op(r) => r.length_s,
             Line::Host(h) => h.delta.seconds,
         }),
+        col!("lag_p50_us", f64?, |l: &L| l.op().map(|r| r.lag_us[0])),
+        col!("lag_p99_us", f64?, |l: &L| l.op().map(|r| r.lag_us[1])),
+        col!("lag_max_us", f64?, |l: &L| l.op().map(|r| r.lag_us[2])),
     ]
 }

@@ -16,4 +16,4 @@ pub use histograms::HistogramRow;
 pub use parquet_file::ParquetFile;
 pub use run_results::RunResults;
 pub use runs::{RunRow, SCHEMA_VERSION};
-pub use steps::{StepRow, PERCENTILES, STEP_OPS};
+pub use steps::{StepRow, LAG_STATS, PACED_OPS, PERCENTILES, STEP_OPS};

@@ -16,6 +16,12 @@ pub const PERCENTILES: [(f64, &str); 5] = [
 /// Operations that get percentile columns in `steps`.
 pub const STEP_OPS: [Op; 3] = [Op::Insert, Op::Delete, Op::Query];
 
+/// Operations that can be paced, with schedule-lag columns in `steps`.
+pub const PACED_OPS: [Op; 2] = [Op::Insert, Op::Delete];
+
+/// The schedule-lag statistics, with their column suffixes.
+pub const LAG_STATS: [(f64, &str); 3] = [(50.0, "p50"), (99.0, "p99"), (100.0, "max")];
+
 /// One step's summary.
 #[derive(Clone, Debug, Default)]
 pub struct StepRow {
@@ -79,6 +85,8 @@ pub struct StepRow {
     pub live_rows_max: u64,
     /// Per op: response then service percentiles (PERCENTILES order), µs.
     pub latencies: Vec<(Op, [f64; 5], [f64; 5])>,
+    /// Per paced op: schedule-lag percentiles (LAG_STATS order), µs.
+    pub lags: Vec<(Op, [f64; 3])>,
     /// Key/value reads that found their key (read steps).
     pub found: Option<u64>,
     /// What the storage engine did (RocksDB).
@@ -113,6 +121,11 @@ impl StepRow {
     /// The values of [`COST_COLUMNS`] (see [`per_operation`]).
     pub fn costs(&self) -> [Option<f64>; 10] {
         per_operation(&self.system, self.cost_ops, self.elapsed_s)
+    }
+
+    /// Statistic `index` (LAG_STATS order) of `op`'s schedule lag, µs.
+    pub fn lag(&self, op: Op, index: usize) -> Option<f64> {
+        self.lags.iter().find(|(o, _)| *o == op).map(|(_, l)| l[index])
     }
 
     /// Percentile `index` (PERCENTILES order) of `op`'s response or service time, µs.
@@ -221,5 +234,11 @@ pub(crate) fn columns() -> Vec<Column<StepRow>> {
         col!("verify", str?, |s: &StepRow| s.verify.as_deref()),
         col!("verify_s", f64?, |s: &StepRow| s.verify_s),
     ]);
+    for op in PACED_OPS {
+        for (i, (_, stat)) in LAG_STATS.iter().enumerate() {
+            let name = format!("{}_lag_{stat}_us", op.name());
+            c.push(col!(name, f64?, |s: &StepRow| s.lag(op, i)));
+        }
+    }
     c
 }

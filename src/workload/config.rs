@@ -101,6 +101,21 @@ pub struct Config {
     pub distribution: Distribution,
     /// The exponent of `zipfian` and `latest` (YCSB's 0.99 by default).
     pub zipf_theta: f64,
+    /// How paced operations wait for their intended start: `precise` (sleep,
+    /// then spin the last stretch: a lag of microseconds) or `sleep`.
+    pub pacing: Pacing,
+}
+
+/// How paced operations wait for their intended start.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pacing {
+    /// Sleep until shortly before, then spin (the stretch adapts to how late
+    /// this host wakes sleepers).
+    #[default]
+    Precise,
+    /// Sleep only: a lag of the host's wake-up latency (tens to hundreds of µs).
+    Sleep,
 }
 
 /// Which keys the key/value reads and overwrites pick.
@@ -223,6 +238,7 @@ impl Config {
             writer_rate: 10_000,
             distribution: Distribution::Uniform,
             zipf_theta: 0.99,
+            pacing: Pacing::Precise,
         })
     }
 
