@@ -1,0 +1,446 @@
+//! Servers ibench starts itself: a fresh data directory (initdb;
+//! mariadb-install-db or mysqld --initialize-insecure), the given
+//! configuration appended to it, a free port on 127.0.0.1, the user the
+//! server needs (ibench running as root starts PostgreSQL as `postgres`,
+//! MySQL/MariaDB as `mysql`), a wait until it accepts connections, and a
+//! clean stop that leaves nothing running and removes the data directory
+//! (unless kept). Dropping a [`Managed`] server stops it too, so no path
+//! (an error, a stop request, a panic) leaves one behind.
+//!
+//! `postgres.rs` and `mysql.rs` know each server's commands; this file the
+//! process, its user, its directory and its log.
+
+mod mysql;
+mod postgres;
+
+use crate::error::{Error, Result};
+use std::fs::File;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long a server gets to accept connections after it starts.
+const START_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long a clean stop may take before the server is killed.
+const STOP_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The kinds of server ibench can start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// PostgreSQL.
+    Postgres,
+    /// MariaDB.
+    Mariadb,
+    /// MySQL (or Percona Server).
+    Mysql,
+}
+
+impl Kind {
+    /// Parses `postgres`, `mariadb` or `mysql`.
+    pub fn parse(name: &str) -> Result<Kind> {
+        match name {
+            "postgres" | "postgresql" => Ok(Kind::Postgres),
+            "mariadb" => Ok(Kind::Mariadb),
+            "mysql" => Ok(Kind::Mysql),
+            _ => Err(Error::config(
+                "kind",
+                format!("{name:?}: expected postgres, mariadb or mysql"),
+            )),
+        }
+    }
+
+    /// The account the server runs as when ibench runs as root.
+    fn user(self) -> &'static str {
+        match self {
+            Kind::Postgres => "postgres",
+            Kind::Mariadb | Kind::Mysql => "mysql",
+        }
+    }
+}
+
+/// A server to start.
+#[derive(Clone, Debug)]
+pub struct ServerSpec {
+    /// What it is.
+    pub kind: Kind,
+    /// The directory holding this version's server binaries (`initdb` and
+    /// `postgres`; `mariadbd` or `mysqld`); None: the ones installed.
+    pub bin: Option<PathBuf>,
+    /// Text appended to the fresh server's configuration (postgresql.conf
+    /// lines; my.cnf lines, read in its `[mysqld]` section unless they name
+    /// another).
+    pub config: String,
+    /// Where the server's directory is made (a new subdirectory).
+    pub work_dir: PathBuf,
+    /// Keep the data directory after the stop.
+    pub keep_data: bool,
+}
+
+/// A running server ibench started.
+#[derive(Debug)]
+pub struct Managed {
+    kind: Kind,
+    child: Option<Child>,
+    port: u16,
+    /// The server's own directory: data, socket, configuration, log.
+    dir: PathBuf,
+    log: PathBuf,
+    keep_data: bool,
+    version: String,
+}
+
+/// The user to run the server as: (uid, gid) of `name` when ibench runs as
+/// root (servers refuse root), else None (the current user).
+fn server_account(name: &str) -> Result<Option<(u32, u32)>> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Ok(None);
+    }
+    let cname = std::ffi::CString::new(name).expect("no NUL in a user name");
+    // SAFETY: getpwnam returns a pointer into static storage or null; we copy
+    // the ids out at once, on this thread.
+    let pw = unsafe { libc::getpwnam(cname.as_ptr()) };
+    if pw.is_null() {
+        return Err(Error::config(
+            "server",
+            format!("ibench runs as root and the server must not: there is no user {name:?} to run it as"),
+        ));
+    }
+    // SAFETY: pw is non-null and points at a passwd record.
+    let (uid, gid) = unsafe { ((*pw).pw_uid, (*pw).pw_gid) };
+    Ok(Some((uid, gid)))
+}
+
+/// A free TCP port on 127.0.0.1 (the kernel's choice; free when asked).
+fn free_port() -> Result<u16> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(|source| Error::Io {
+        action: "cannot find a free port",
+        path: PathBuf::from("127.0.0.1"),
+        source,
+    })?;
+    Ok(listener.local_addr().map(|a| a.port()).unwrap_or(0))
+}
+
+fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> Error {
+    let path = path.to_path_buf();
+    move |source| Error::Io { action, path, source }
+}
+
+/// What a server's log says about a failure: its error lines (up to ten),
+/// then its last `lines` lines.
+pub fn tail(path: &Path, lines: usize) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let all: Vec<&str> = text.lines().collect();
+    let last = all.len().saturating_sub(lines);
+    let errors: Vec<&str> = all[..last]
+        .iter()
+        .filter(|l| ["ERROR", "FATAL", "PANIC"].iter().any(|w| l.contains(w)))
+        .take(10)
+        .copied()
+        .collect();
+    let mut out = errors.join("\n");
+    if !out.is_empty() {
+        out.push_str("\n...\n");
+    }
+    out.push_str(&all[last..].join("\n"));
+    out
+}
+
+/// Runs a setup command (initdb, mariadb-install-db) as the server's user,
+/// its output into `log`; an error with the log's tail when it fails.
+fn setup(mut cmd: Command, account: Option<(u32, u32)>, log: &Path, what: &str) -> Result<()> {
+    let out = File::create(log).map_err(io("cannot create", log))?;
+    let err = out.try_clone().map_err(io("cannot create", log))?;
+    cmd.stdin(Stdio::null()).stdout(out).stderr(err);
+    if let Some((uid, gid)) = account {
+        cmd.uid(uid).gid(gid);
+    }
+    let program = cmd.get_program().to_string_lossy().into_owned();
+    let status = cmd
+        .status()
+        .map_err(|e| Error::config("server", format!("cannot run {program}: {e}")))?;
+    if !status.success() {
+        return Err(Error::config(
+            "server",
+            format!("{what} failed ({status}):\n{}", tail(log, 20)),
+        ));
+    }
+    Ok(())
+}
+
+/// Makes `path` the server's (its user's, when ibench is root).
+fn hand_over(path: &Path, account: Option<(u32, u32)>) -> Result<()> {
+    if let Some((uid, gid)) = account {
+        std::os::unix::fs::chown(path, Some(uid), Some(gid)).map_err(io("cannot hand over", path))?;
+    }
+    Ok(())
+}
+
+/// The first of `names` found in `bin` (when given) or in `fallbacks`.
+fn find_binary(bin: Option<&Path>, names: &[&str], fallbacks: &[PathBuf]) -> Result<PathBuf> {
+    let dirs: Vec<PathBuf> = match bin {
+        Some(b) => vec![b.to_path_buf()],
+        None => fallbacks.to_vec(),
+    };
+    for dir in &dirs {
+        for name in names {
+            let p = dir.join(name);
+            if p.is_file() {
+                return Ok(p);
+            }
+        }
+    }
+    Err(Error::config(
+        "bin",
+        format!(
+            "no {} in {}",
+            names.join(" or "),
+            dirs.iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    ))
+}
+
+/// A new directory under `parent`, named for the server and this process.
+fn fresh_dir(parent: &Path, kind: Kind) -> Result<PathBuf> {
+    let name = format!("{kind:?}").to_lowercase();
+    for n in 0u32.. {
+        let dir = parent.join(format!("ibench-{name}-{}-{n}", std::process::id()));
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(io("cannot create", &dir)(e)),
+        }
+    }
+    unreachable!("a free name exists")
+}
+
+/// The directories of PATH.
+fn path_dirs() -> Vec<PathBuf> {
+    std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect())
+        .unwrap_or_default()
+}
+
+impl Managed {
+    /// Creates a fresh data directory under `spec.work_dir`, starts the
+    /// server on a free port and waits until it accepts connections. A
+    /// server that refuses its configuration is an error with its log's tail.
+    pub fn start(spec: &ServerSpec) -> Result<Managed> {
+        let account = server_account(spec.kind.user())?;
+        std::fs::create_dir_all(&spec.work_dir).map_err(io("cannot create", &spec.work_dir))?;
+        let dir = fresh_dir(&spec.work_dir, spec.kind)?;
+        let result = Self::start_in(spec, &dir, account);
+        if result.is_err() && !spec.keep_data {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+        result
+    }
+
+    fn start_in(spec: &ServerSpec, dir: &Path, account: Option<(u32, u32)>) -> Result<Managed> {
+        // The server's user must be able to reach and own its directory.
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).map_err(io("cannot open up", dir))?;
+        hand_over(dir, account)?;
+        if account.is_some() {
+            for parent in dir.ancestors().skip(1) {
+                let mode = std::fs::metadata(parent).map(|m| m.permissions().mode()).unwrap_or(0);
+                if mode & 0o001 == 0 {
+                    return Err(Error::config(
+                        "work_dir",
+                        format!(
+                            "{} is not searchable by other users, so the server's user ({}) cannot reach its directory under it",
+                            parent.display(),
+                            spec.kind.user()
+                        ),
+                    ));
+                }
+            }
+        }
+        let port = free_port()?;
+        let log = dir.join("server.log");
+        let (mut cmd, version) = match spec.kind {
+            Kind::Postgres => postgres::prepare(spec, dir, port, account)?,
+            Kind::Mariadb | Kind::Mysql => mysql::prepare(spec, dir, port, account)?,
+        };
+        let out = File::create(&log).map_err(io("cannot create", &log))?;
+        hand_over(&log, account)?;
+        let err = out.try_clone().map_err(io("cannot create", &log))?;
+        cmd.stdin(Stdio::null()).stdout(out).stderr(err);
+        // Its own process group: a terminal's Ctrl-C reaches ibench, which stops it cleanly.
+        cmd.process_group(0);
+        if let Some((uid, gid)) = account {
+            cmd.uid(uid).gid(gid);
+        }
+        let program = cmd.get_program().to_string_lossy().into_owned();
+        let child = cmd
+            .spawn()
+            .map_err(|e| Error::config("server", format!("cannot start {program}: {e}")))?;
+        let mut server = Managed {
+            kind: spec.kind,
+            child: Some(child),
+            port,
+            dir: dir.to_path_buf(),
+            log,
+            keep_data: spec.keep_data,
+            version,
+        };
+        server.wait_ready()?;
+        Ok(server)
+    }
+
+    /// Waits until the server accepts connections; an error with the log's
+    /// tail when it exits first or takes too long.
+    fn wait_ready(&mut self) -> Result<()> {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.as_mut().and_then(|c| c.try_wait().ok().flatten()) {
+                self.child = None;
+                return Err(Error::config(
+                    "server",
+                    format!(
+                        "the {:?} server exited at start-up ({status}); the end of its log:\n{}",
+                        self.kind,
+                        tail(&self.log, 20)
+                    ),
+                ));
+            }
+            let ready = match self.kind {
+                Kind::Postgres => postgres::ready(self.port),
+                Kind::Mariadb | Kind::Mysql => mysql::ready(self.port),
+            };
+            if ready {
+                return Ok(());
+            }
+            if start.elapsed() > START_TIMEOUT {
+                return Err(Error::config(
+                    "server",
+                    format!(
+                        "the {:?} server did not accept connections within {} s; the end of its log:\n{}",
+                        self.kind,
+                        START_TIMEOUT.as_secs(),
+                        tail(&self.log, 20)
+                    ),
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// The DSN of the server's administrator (PostgreSQL `postgres` on
+    /// database `postgres`; MySQL/MariaDB `root` on database `test`).
+    pub fn dsn(&self) -> String {
+        match self.kind {
+            Kind::Postgres => format!("postgres://postgres@127.0.0.1:{}/postgres", self.port),
+            Kind::Mariadb | Kind::Mysql => format!("mysql://root@127.0.0.1:{}/test", self.port),
+        }
+    }
+
+    /// The port it listens on (127.0.0.1).
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The server's process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    /// The server's log.
+    pub fn log(&self) -> &Path {
+        &self.log
+    }
+
+    /// The server's directory (data, socket, configuration, log).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The server's version, as its binary reports it.
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+
+    /// Stops the server cleanly (PostgreSQL's fast shutdown, MySQL's
+    /// SIGTERM), killing it if it has not stopped within two minutes, and
+    /// removes its directory unless kept. The log is copied to `keep_log`
+    /// first, when given.
+    pub fn stop(mut self, keep_log: Option<&Path>) -> Result<()> {
+        let stopped = self.shut_down();
+        if let Some(to) = keep_log {
+            std::fs::copy(&self.log, to).map_err(io("cannot copy the server log to", to))?;
+        }
+        stopped
+    }
+
+    fn shut_down(&mut self) -> Result<()> {
+        let Some(mut child) = self.child.take() else {
+            return self.remove();
+        };
+        let signal = match self.kind {
+            Kind::Postgres => libc::SIGINT,
+            Kind::Mariadb | Kind::Mysql => libc::SIGTERM,
+        };
+        // SAFETY: kill with a pid we started and still own (not yet reaped).
+        unsafe { libc::kill(child.id() as libc::pid_t, signal) };
+        let start = Instant::now();
+        let clean = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break Some(status),
+                Ok(None) if start.elapsed() < STOP_TIMEOUT => std::thread::sleep(Duration::from_millis(50)),
+                _ => break None,
+            }
+        };
+        if clean.is_none() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        self.remove()?;
+        match clean {
+            Some(_) => Ok(()),
+            None => Err(Error::config(
+                "server",
+                format!(
+                    "the {:?} server did not stop within {} s and was killed",
+                    self.kind,
+                    STOP_TIMEOUT.as_secs()
+                ),
+            )),
+        }
+    }
+
+    /// Removes the data directory (unless kept), keeping the log beside it.
+    fn remove(&self) -> Result<()> {
+        if self.keep_data || !self.dir.exists() {
+            return Ok(());
+        }
+        for entry in std::fs::read_dir(&self.dir)
+            .map_err(io("cannot read", &self.dir))?
+            .flatten()
+        {
+            let path = entry.path();
+            if path == self.log {
+                continue;
+            }
+            let removed = if path.is_dir() {
+                std::fs::remove_dir_all(&path)
+            } else {
+                std::fs::remove_file(&path)
+            };
+            removed.map_err(io("cannot remove", &path))?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Managed {
+    fn drop(&mut self) {
+        let _ = self.shut_down();
+        if !self.keep_data {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}

@@ -1,0 +1,94 @@
+//! MySQL and MariaDB: a `my.cnf` of the server's own (the given
+//! configuration, then ibench's port, 127.0.0.1, socket and pid file, which
+//! win), a data directory from `mariadb-install-db` (root without a
+//! password) or `mysqld --initialize-insecure`, and the server started with
+//! `--defaults-file` as a child process; database `test` is created once it
+//! accepts connections.
+
+use super::{find_binary, hand_over, path_dirs, setup, Kind, ServerSpec};
+use crate::error::{Error, Result};
+use mysql::prelude::Queryable;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The usual places of the server and its installer, after PATH.
+fn installed() -> Vec<PathBuf> {
+    path_dirs()
+        .into_iter()
+        .chain(["/usr/sbin", "/usr/bin", "/usr/local/mysql/bin"].map(PathBuf::from))
+        .collect()
+}
+
+/// The configured data directory in `dir/data`; the command that starts the
+/// server and its version.
+pub(super) fn prepare(
+    spec: &ServerSpec,
+    dir: &Path,
+    port: u16,
+    account: Option<(u32, u32)>,
+) -> Result<(Command, String)> {
+    let fallbacks = installed();
+    let server = find_binary(spec.bin.as_deref(), &["mariadbd", "mysqld"], &fallbacks)?;
+    let data = dir.join("data");
+    let cnf = dir.join("my.cnf");
+    let text = format!(
+        "[mysqld]\ndatadir = {}\n\n# the given configuration\n{}\n\n# ibench's own, after it so that they win\n[mysqld]\nport = {port}\nbind-address = 127.0.0.1\nsocket = {}\npid-file = {}\n",
+        data.display(),
+        spec.config,
+        dir.join("mysqld.sock").display(),
+        dir.join("mysqld.pid").display(),
+    );
+    std::fs::write(&cnf, text).map_err(super::io("cannot write", &cnf))?;
+    hand_over(&cnf, account)?;
+    let defaults = format!("--defaults-file={}", cnf.display());
+    match spec.kind {
+        Kind::Mysql => {
+            let mut cmd = Command::new(&server);
+            cmd.arg(&defaults).arg("--initialize-insecure");
+            setup(
+                cmd,
+                account,
+                &dir.join("initialize.log"),
+                "mysqld --initialize-insecure",
+            )?;
+        }
+        _ => {
+            // The installer lives beside the server, in ../scripts of a tarball, or on PATH.
+            let bin = server.parent().expect("a file has a directory").to_path_buf();
+            let mut places = vec![bin.clone()];
+            if let Some(base) = bin.parent() {
+                places.push(base.join("scripts"));
+                places.push(base.join("bin"));
+            }
+            places.extend(fallbacks);
+            let install = find_binary(None, &["mariadb-install-db", "mysql_install_db"], &places)?;
+            let mut cmd = Command::new(install);
+            cmd.arg(&defaults).arg("--auth-root-authentication-method=normal");
+            if let (Some(_), Some(base)) = (&spec.bin, bin.parent()) {
+                cmd.arg(format!("--basedir={}", base.display()));
+            }
+            setup(cmd, account, &dir.join("install.log"), "mariadb-install-db")?;
+        }
+    }
+    let version = Command::new(&server)
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .map_err(|e| Error::config("bin", format!("cannot run {}: {e}", server.display())))?;
+    let mut start = Command::new(server);
+    start.arg(defaults);
+    Ok((start, version))
+}
+
+/// True once the server accepts a connection (and has database `test`).
+pub(super) fn ready(port: u16) -> bool {
+    let opts = mysql::OptsBuilder::new()
+        .ip_or_hostname(Some("127.0.0.1"))
+        .tcp_port(port)
+        .user(Some("root"))
+        .tcp_connect_timeout(Some(std::time::Duration::from_secs(1)));
+    match mysql::Conn::new(opts) {
+        Ok(mut c) => c.query_drop("CREATE DATABASE IF NOT EXISTS test").is_ok(),
+        Err(_) => false,
+    }
+}

@@ -1,0 +1,71 @@
+//! PostgreSQL: `initdb` (trust authentication, superuser `postgres`), the
+//! configuration appended to `postgresql.conf` (then ibench's port,
+//! 127.0.0.1 and a socket directory of its own, which win), and
+//! `postgres -D DATADIR` as a child process.
+
+use super::{find_binary, hand_over, path_dirs, setup, ServerSpec};
+use crate::error::{Error, Result};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Installed versions' binaries, newest first (Debian's layout), after PATH.
+fn installed() -> Vec<PathBuf> {
+    let mut versions: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+        .map(|d| d.flatten().map(|e| e.path().join("bin")).collect())
+        .unwrap_or_default();
+    versions.sort_by_key(|p| {
+        std::cmp::Reverse(
+            p.parent()
+                .and_then(|v| v.file_name())
+                .and_then(|v| v.to_str())
+                .and_then(|v| v.parse::<u32>().ok())
+                .unwrap_or(0),
+        )
+    });
+    path_dirs().into_iter().chain(versions).collect()
+}
+
+/// The fresh cluster in `dir/data`, configured; the command that starts it and its version.
+pub(super) fn prepare(
+    spec: &ServerSpec,
+    dir: &Path,
+    port: u16,
+    account: Option<(u32, u32)>,
+) -> Result<(Command, String)> {
+    let fallbacks = installed();
+    let initdb = find_binary(spec.bin.as_deref(), &["initdb"], &fallbacks)?;
+    let bin = initdb.parent().expect("a file has a directory").to_path_buf();
+    let postgres = find_binary(Some(&bin), &["postgres"], &[])?;
+    let data = dir.join("data");
+    let mut cmd = Command::new(&initdb);
+    cmd.arg("-D")
+        .arg(&data)
+        .args(["-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-instructions"]);
+    setup(cmd, account, &dir.join("initdb.log"), "initdb")?;
+    let conf = data.join("postgresql.conf");
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&conf)
+        .map_err(super::io("cannot open", &conf))?;
+    let ours = format!(
+        "\n# ibench's own, after the given configuration so that they win\nlisten_addresses = '127.0.0.1'\nport = {port}\nunix_socket_directories = '{}'\n",
+        dir.display()
+    );
+    writeln!(f, "\n# the given configuration\n{}\n{ours}", spec.config).map_err(super::io("cannot write", &conf))?;
+    hand_over(&conf, account)?;
+    let version = Command::new(&postgres)
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .map_err(|e| Error::config("bin", format!("cannot run {}: {e}", postgres.display())))?;
+    let mut start = Command::new(postgres);
+    start.arg("-D").arg(&data);
+    Ok((start, version))
+}
+
+/// True once the server accepts a connection.
+pub(super) fn ready(port: u16) -> bool {
+    let dsn = format!("postgres://postgres@127.0.0.1:{port}/postgres?connect_timeout=1");
+    postgres::Client::connect(&dsn, postgres::NoTls).is_ok()
+}
