@@ -14,6 +14,7 @@ pub mod metrics;
 #[cfg(feature = "python")]
 mod python;
 pub mod results;
+pub mod server;
 pub mod stop;
 pub mod workload;
 

@@ -333,9 +333,13 @@ fn a_signal_cancels_a_mariadb_index_creation_blocked_on_a_lock() {
     locker.query_drop("UNLOCK TABLES").unwrap();
 }
 
+/// The tests that change MariaDB's dirty-page settings run one at a time.
+static INNODB_LIMITS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn a_second_ctrl_c_during_the_wait_step_still_restores_innodbs_dirty_page_limit() {
     use mysql::prelude::Queryable;
+    let _one = INNODB_LIMITS.lock().unwrap_or_else(|e| e.into_inner());
     let Some(db) = my_loaded("ibench_sig_wait") else { return };
     let pct = || -> f64 {
         my().query_first("SELECT @@GLOBAL.innodb_max_dirty_pages_pct")
@@ -371,6 +375,46 @@ fn a_second_ctrl_c_during_the_wait_step_still_restores_innodbs_dirty_page_limit(
     assert_eq!(pct(), before, "the dirty-page limit is restored");
     assert_eq!(code, 128 + libc::SIGINT, "{}", stderr(dir.path()));
     assert!(stderr(dir.path()).contains("still stopping"), "{}", stderr(dir.path()));
+    assert_eq!(run_status(dir.path()), "interrupted");
+}
+
+#[test]
+fn ctrl_c_during_the_reference_wait_restores_innodbs_dirty_page_settings() {
+    use mysql::prelude::Queryable;
+    let _one = INNODB_LIMITS.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(db) = my_loaded("ibench_sig_refwait") else {
+        return;
+    };
+    let settings = || -> (f64, f64) {
+        my().query_first("SELECT @@GLOBAL.innodb_max_dirty_pages_pct_lwm, @@GLOBAL.innodb_max_dirty_pages_pct")
+            .unwrap()
+            .unwrap()
+    };
+    let before = settings();
+    assert_ne!(
+        before,
+        (1.0, 1.0),
+        "the server already runs with the reference's wait settings"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = start(
+        dir.path(),
+        &[
+            "--db",
+            &db,
+            "--steps",
+            "wait",
+            "--maintenance",
+            "iibench",
+            "--wait-seconds",
+            "60",
+        ],
+    );
+    wait_for("ibench setting the reference's limits", || settings() == (1.0, 1.0));
+    send(&child, libc::SIGINT);
+    let code = exit_code(&mut child, Duration::from_secs(15));
+    assert_eq!(settings(), before, "both limits restored");
+    assert_eq!(code, 128 + libc::SIGINT, "{}", stderr(dir.path()));
     assert_eq!(run_status(dir.path()), "interrupted");
 }
 

@@ -75,6 +75,7 @@ def rows(
     data_length: int | tuple[int, int] = (10, 20),
     ratio: float = 0.5,
     rows_per_second: int = 1000,
+    data_random_pct: int | None = None,
     threads: int | None = None,
 ) -> pa.RecordBatch: ...
 def run(layers: str, out: str, config_file: str | None = None, progress: bool = True) -> tuple[str, str, str | None]: ...

@@ -38,6 +38,10 @@ def run(
     out keep the file's values); ``params`` any other parameter
     (``clients=4``, ``rows_l_i0=10**6``, ``num=10**6``, ``value_size=400``,
     ``threads=2``, ``delete_per_insert=False``, ``verify="full"``, ...).
+    ``compat="iibench"`` runs the reference client's workload (server keys,
+    literal statements, its data, l.x's 100 rows, its wait step); each
+    choice is a parameter of its own too (``server_keys``, ``statements``,
+    ``data``, ``lx_rows``, ``maintenance``), which overrides the bundle's.
 
     The GIL is released while the run executes; Ctrl-C stops it between
     operations, writes the results so far, and raises KeyboardInterrupt.

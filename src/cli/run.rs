@@ -79,7 +79,7 @@ pub(super) struct RunArgs {
     /// Seconds per q step: each inserts seconds × rate rows per client.
     #[arg(long)]
     query_seconds: Option<f64>,
-    /// Sleep of the wait step (default min(1200, 60 + rows_l_i0 / 10^6)).
+    /// Length of the wait step (default min(1200, 60 + M/10^6) for the M rows of l.i0, all clients).
     #[arg(long)]
     wait_seconds: Option<f64>,
     /// Length of the data column: MIN..MAX (default 10..20).
@@ -88,9 +88,38 @@ pub(super) struct RunArgs {
     /// Compressed/raw ratio of the data column (default 0.5).
     #[arg(long)]
     ratio: Option<f64>,
-    /// Let the database assign primary keys.
+    /// Let the database assign primary keys (AUTO_INCREMENT, a BIGSERIAL
+    /// caching 1000, SQLite's rowid); deletes then remove the oldest rows
+    /// with ORDER BY ... LIMIT. `--server-keys` alone means true.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    server_keys: Option<bool>,
+    /// A bundle of the statement choices: ibench (the default) or iibench
+    /// (the reference client's: server keys, literal statements, its data,
+    /// l.x's 100 rows, its wait step). Choices given too override it.
     #[arg(long)]
-    server_keys: bool,
+    compat: Option<String>,
+    /// How statements are sent: prepared (server-side, binary parameters)
+    /// or literal (SQL text with the values in it, as the reference sends them).
+    #[arg(long)]
+    statements: Option<String>,
+    /// What rows hold: ibench (data compressible to --ratio) or iibench
+    /// (the reference's data construction, one dateandtime per batch).
+    #[arg(long)]
+    data: Option<String>,
+    /// --data iibench: the reference's --data_random_pct (default 50).
+    #[arg(long)]
+    data_random_pct: Option<u32>,
+    /// Rows per table inserted by l.x before it creates the indexes (default 0; the reference 100).
+    #[arg(long)]
+    lx_rows: Option<u64>,
+    /// The wait step: ibench (maintenance, then the sleep) or iibench (the
+    /// reference scripts' procedure, the step lasting the wait in all).
+    #[arg(long)]
+    maintenance: Option<String>,
+    /// With --maintenance iibench on MySQL/MariaDB: RESET MASTER first, as the
+    /// reference's scripts do. It deletes the server's binary logs.
+    #[arg(long)]
+    reset_master: bool,
     /// One table shared by all clients.
     #[arg(long)]
     shared_table: bool,
@@ -206,7 +235,14 @@ impl RunArgs {
         put("zipf_theta", self.zipf_theta.map(Value::from));
         put("pacing", self.pacing.clone().map(Value::from));
         put("ratio", self.ratio.map(Value::from));
-        put("server_keys", self.server_keys.then_some(Value::from(true)));
+        put("server_keys", self.server_keys.map(Value::from));
+        put("compat", self.compat.clone().map(Value::from));
+        put("statements", self.statements.clone().map(Value::from));
+        put("data", self.data.clone().map(Value::from));
+        put("data_random_pct", self.data_random_pct.map(Value::from));
+        put("lx_rows", self.lx_rows.map(Value::from));
+        put("maintenance", self.maintenance.clone().map(Value::from));
+        put("reset_master", self.reset_master.then_some(Value::from(true)));
         put("shared_table", self.shared_table.then_some(Value::from(true)));
         put("max_seconds", self.max_seconds.map(Value::from));
         put("interval_seconds", self.interval_seconds.map(Value::from));

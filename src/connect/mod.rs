@@ -17,7 +17,6 @@ use crate::error::{Error, Result};
 use crate::gen::{KvBatch, RangeQuery, Row, Rows};
 use crate::metrics::EngineCounters;
 use crate::stop::{Interrupter, Stop};
-use std::ops::Range;
 
 pub use mysql::MysqlConnector;
 pub use null::NullConnector;
@@ -68,6 +67,8 @@ pub trait Connector: Send + Sync {
     fn settings(&self) -> Vec<(String, String)>;
     /// Opens a session: one connection for one thread.
     fn session(&self) -> Result<Box<dyn Session>>;
+    /// How the sessions opened from now on write the tables.
+    fn set_spec(&mut self, _spec: SessionSpec) {}
     /// How much room the database takes now; `tables` names the benchmark's tables.
     fn sizes(&self, tables: &[String]) -> Sizes;
     /// The local file or directory holding the data (the database's file,
@@ -171,25 +172,63 @@ pub(crate) fn files_size(path: &std::path::Path) -> Option<u64> {
     Some(total)
 }
 
+/// How a connector's sessions write the benchmark's tables.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SessionSpec {
+    /// The server assigns the keys (AUTO_INCREMENT, a BIGSERIAL caching
+    /// 1000 values, SQLite's rowid); deletes remove the oldest rows with
+    /// `ORDER BY transactionid LIMIT n`.
+    pub server_keys: bool,
+    /// Statements as text with their values in them, as the reference
+    /// client sends them (PostgreSQL's queries through SQL PREPARE/EXECUTE);
+    /// else server-side prepared statements with binary parameters.
+    pub literal: bool,
+}
+
+/// What the wait step asks of the database.
+pub struct Maintenance<'a> {
+    /// The benchmark's tables.
+    pub tables: &'a [String],
+    /// The reference scripts' procedure (else ibench's).
+    pub reference: bool,
+    /// With the reference's procedure on MySQL: `RESET MASTER` first.
+    pub reset_master: bool,
+    /// When the wait step is meant to end (the reference's procedure spans it).
+    pub until: std::time::Instant,
+    /// Waits end early when a stop is requested.
+    pub stop: &'a Stop,
+}
+
 /// One connection, used by one thread.
 pub trait Session: Send {
     /// Drops `table` if it exists and creates it empty, primary key only.
-    fn create_table(&mut self, table: &str, server_keys: bool) -> Result<()>;
+    fn create_table(&mut self, table: &str) -> Result<()>;
+    /// Gets ready to work on `table` before a step's clock starts (PostgreSQL:
+    /// learns where its sequence is, prepares the reference's queries).
+    fn prepare(&mut self, _table: &str) -> Result<()> {
+        Ok(())
+    }
     /// Creates the first `count` secondary indexes of `table`.
     fn create_indexes(&mut self, table: &str, count: usize) -> Result<()>;
     /// Inserts `rows` in one transaction (without `transactionid` when the
-    /// server assigns keys).
-    fn insert(&mut self, table: &str, rows: &Rows, server_keys: bool) -> Result<()>;
-    /// Deletes the rows with keys in `keys` in one transaction; returns how many.
-    fn delete(&mut self, table: &str, keys: Range<u64>) -> Result<u64>;
+    /// server assigns keys); returns the first key the server gave them
+    /// (consecutive keys), or None with client keys.
+    fn insert(&mut self, table: &str, rows: &Rows) -> Result<Option<u64>>;
+    /// Deletes `n` rows in one transaction: with client keys those of
+    /// `[from, from + n)`, with server keys the `n` oldest from key `from`.
+    /// Returns how many.
+    fn delete(&mut self, table: &str, from: u64, n: u64) -> Result<u64>;
     /// Runs a covering range query (through the index when `indexed`); returns rows read.
     fn range_query(&mut self, table: &str, query: &RangeQuery, indexed: bool) -> Result<usize>;
     /// Runs a primary-key multi-get; returns rows found.
     fn point_query(&mut self, table: &str, keys: &[u64]) -> Result<usize>;
+    /// The smallest (or, with `max`, largest) key, as the reference asks it
+    /// (`select min(transactionid) from t`).
+    fn key_extreme(&mut self, table: &str, max: bool) -> Result<Option<u64>>;
     /// The maintenance of the wait step; waits it does end early when a stop
     /// is requested. Settings it changes are restored before it returns, on
     /// every path. Returns what it skipped, and why (a privilege the user lacks).
-    fn maintain(&mut self, tables: &[String], stop: &Stop) -> Result<Vec<String>>;
+    fn maintain(&mut self, m: &Maintenance<'_>) -> Result<Vec<String>>;
     /// The smallest and largest key through the primary key (one row each),
     /// and the row count when `count` (a full scan); `None` when the
     /// database keeps no rows.

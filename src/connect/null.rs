@@ -18,13 +18,12 @@
 //!
 //! Durations take `ns`, `us`, `ms` or `s`.
 
-use super::{Bounds, Connector, KvSession, Session, Sizes};
+use super::{Bounds, Connector, KvSession, Maintenance, Session, Sizes};
 use crate::error::{Error, Result};
 use crate::gen::{KvBatch, RangeQuery, Row, Rows};
 use crate::stop::Stop;
 use rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
-use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -300,13 +299,13 @@ impl NullSession {
 }
 
 impl Session for NullSession {
-    fn create_table(&mut self, _: &str, _: bool) -> Result<()> {
+    fn create_table(&mut self, _: &str) -> Result<()> {
         Ok(())
     }
     fn create_indexes(&mut self, _: &str, _: usize) -> Result<()> {
         self.operate(0)
     }
-    fn insert(&mut self, _: &str, _: &Rows, _: bool) -> Result<()> {
+    fn insert(&mut self, _: &str, _: &Rows) -> Result<Option<u64>> {
         self.count(0)?;
         if let Some(f) = &self.file {
             use std::os::unix::fs::FileExt;
@@ -314,12 +313,13 @@ impl Session for NullSession {
             f.write_all_at(&self.block, 0).map_err(io)?;
             f.sync_data().map_err(io)?;
         }
-        self.operate(0)
+        self.operate(0)?;
+        Ok(None)
     }
-    fn delete(&mut self, _: &str, keys: Range<u64>) -> Result<u64> {
+    fn delete(&mut self, _: &str, _from: u64, n: u64) -> Result<u64> {
         self.count(1)?;
         self.operate(1)?;
-        Ok(keys.end - keys.start)
+        Ok(n)
     }
     fn range_query(&mut self, _: &str, _: &RangeQuery, _: bool) -> Result<usize> {
         self.count(2)?;
@@ -331,7 +331,10 @@ impl Session for NullSession {
         self.operate(2)?;
         Ok(0)
     }
-    fn maintain(&mut self, _: &[String], _: &Stop) -> Result<Vec<String>> {
+    fn key_extreme(&mut self, _: &str, _: bool) -> Result<Option<u64>> {
+        Ok(None)
+    }
+    fn maintain(&mut self, _: &Maintenance<'_>) -> Result<Vec<String>> {
         Ok(Vec::new())
     }
     fn bounds(&mut self, _: &str, _: bool) -> Result<Option<Bounds>> {
@@ -347,7 +350,7 @@ impl KvSession for NullSession {
         Ok(())
     }
     fn put(&mut self, table: &str, _: &KvBatch) -> Result<()> {
-        self.insert(table, &Rows::default(), false)
+        self.insert(table, &Rows::default()).map(|_| ())
     }
     fn get(&mut self, _: &str, _: &[u8], _: &mut Vec<u8>) -> Result<bool> {
         self.count(2)?;

@@ -4,7 +4,8 @@
 //! dialects are named here (placeholders, types, index hints, upserts); the
 //! connectors only run what this builds.
 
-use crate::gen::SecondaryIndex;
+use crate::gen::{RangeQuery, Rows, SecondaryIndex};
+use std::fmt::Write;
 
 /// A MySQL storage engine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,8 +75,18 @@ impl Dialect {
         (first..first + n).map(|i| self.mark(i)).collect::<Vec<_>>().join(",")
     }
 
-    /// Drops `table` and creates it empty with the primary key only.
+    /// Drops `table` and creates it empty with the primary key only. With
+    /// server keys, PostgreSQL's sequence caches 1000 values per session, as
+    /// the reference's does.
     pub(crate) fn create_table(&self, table: &str, server_keys: bool) -> Vec<String> {
+        let mut ddl = self.create_table_only(table, server_keys);
+        if server_keys && *self == Dialect::Postgres {
+            ddl.push(format!("ALTER SEQUENCE {table}_transactionid_seq CACHE 1000"));
+        }
+        ddl
+    }
+
+    fn create_table_only(&self, table: &str, server_keys: bool) -> Vec<String> {
         let drop = format!("DROP TABLE IF EXISTS {table}");
         let create = match self {
             // INTEGER PRIMARY KEY is the rowid: inserting without it lets
@@ -178,6 +189,135 @@ impl Dialect {
         )
     }
 
+    /// Deletes the `n` oldest rows from key `from` on (server-assigned keys
+    /// have gaps): `ORDER BY ... LIMIT` (MySQL), a sub-select (PostgreSQL
+    /// refuses LIMIT on DELETE), as the reference's. `values` puts the
+    /// numbers in the text; else they are parameters 1 and 2.
+    pub(crate) fn delete_oldest(&self, table: &str, values: Option<(u64, u64)>) -> String {
+        let (from, n) = match values {
+            Some((from, n)) => (from.to_string(), n.to_string()),
+            None => (self.mark(1), self.mark(2)),
+        };
+        match self {
+            Dialect::Mysql { .. } => {
+                format!("delete from {table} where transactionid >= {from} order by transactionid asc limit {n}")
+            }
+            // SQLite's DELETE takes no LIMIT unless built for it.
+            _ => format!(
+                "delete from {table} where transactionid in (select transactionid from {table} where transactionid >= {from} order by transactionid asc limit {n})"
+            ),
+        }
+    }
+
+    /// The range delete with its keys in the text.
+    pub(crate) fn delete_literal(&self, table: &str, keys: std::ops::Range<u64>) -> String {
+        format!(
+            "DELETE FROM {table} WHERE transactionid >= {} AND transactionid < {}",
+            keys.start, keys.end
+        )
+    }
+
+    /// A multi-row INSERT with the values in the text, as the reference
+    /// sends it: rows `('YYYY-MM-DD HH:MM:SS',cash,cust,prod,price.00,'data')`
+    /// joined by `,⏎`, the key left out with server keys.
+    pub(crate) fn insert_literal(&self, table: &str, rows: &Rows, server_keys: bool) -> String {
+        let mut out = String::with_capacity(64 + rows.len() * 80);
+        let cols = if server_keys {
+            "dateandtime,cashregisterid,customerid,productid,price,data"
+        } else {
+            "transactionid,dateandtime,cashregisterid,customerid,productid,price,data"
+        };
+        let _ = write!(out, "insert into {table} ({cols}) values ");
+        for i in 0..rows.len() {
+            if i > 0 {
+                out.push_str(",\n");
+            }
+            out.push('(');
+            if !server_keys {
+                let _ = write!(out, "{},", rows.transactionid[i]);
+            }
+            match self {
+                Dialect::Sqlite => {
+                    let _ = write!(out, "{},", rows.dateandtime[i]);
+                }
+                _ => {
+                    out.push('\'');
+                    datetime_text(rows.dateandtime[i], &mut out);
+                    out.push_str("',");
+                }
+            }
+            let data = &rows.data[rows.data_offsets[i] as usize..rows.data_offsets[i + 1] as usize];
+            let _ = write!(
+                out,
+                "{},{},{},{}.00,'{}')",
+                rows.cashregisterid[i],
+                rows.customerid[i],
+                rows.productid[i],
+                rows.price[i],
+                std::str::from_utf8(data).expect("data is ASCII")
+            );
+        }
+        out
+    }
+
+    /// PostgreSQL's SQL-level PREPAREs of the reference's queries (run once
+    /// per session), by name: the range queries of each index, then the point query.
+    pub(crate) fn pg_prepares(&self, table: &str) -> Vec<(&'static str, String)> {
+        let mut out: Vec<(&'static str, String)> = SecondaryIndex::ALL
+            .iter()
+            .map(|&i| {
+                (
+                    reference_query_name(i),
+                    format!(
+                        "PREPARE {} (int) as {}",
+                        reference_query_name(i),
+                        reference_range(table, i, "$1", false)
+                    ),
+                )
+            })
+            .collect();
+        let marks: Vec<String> = (1..=crate::gen::POINT_KEYS).map(|i| format!("${i}")).collect();
+        out.push((
+            "pk_query_ps",
+            format!(
+                "PREPARE pk_query_ps ({}) as SELECT transactionid, productid, data FROM {table} WHERE transactionid in ({})",
+                vec!["int"; crate::gen::POINT_KEYS].join(","),
+                marks.join(",")
+            ),
+        ));
+        out
+    }
+
+    /// The reference's range query with its value in the text (MySQL, with
+    /// FORCE INDEX and the reference's spacing; PostgreSQL: `execute` of the
+    /// prepared statement).
+    pub(crate) fn range_literal(&self, table: &str, q: &RangeQuery) -> String {
+        match self {
+            Dialect::Postgres => format!("execute {} ({})", reference_query_name(q.index), q.lower),
+            Dialect::Mysql { .. } => reference_range(table, q.index, &q.lower.to_string(), true),
+            Dialect::Sqlite => reference_range(table, q.index, &q.lower.to_string(), false),
+        }
+    }
+
+    /// The point query with its keys in the text.
+    pub(crate) fn point_literal(&self, table: &str, keys: &[u64]) -> String {
+        let list: Vec<String> = keys.iter().map(u64::to_string).collect();
+        match self {
+            Dialect::Postgres if keys.len() == crate::gen::POINT_KEYS => {
+                format!("execute pk_query_ps ({})", list.join(","))
+            }
+            _ => format!(
+                "SELECT transactionid, productid, data FROM {table} WHERE transactionid in ({})",
+                list.join(",")
+            ),
+        }
+    }
+
+    /// The reference's `select min(...)` or `select max(...)` of the key.
+    pub(crate) fn key_extreme(&self, table: &str, max: bool) -> String {
+        format!("select {}(transactionid) from {table}", if max { "max" } else { "min" })
+    }
+
     /// The covering range query on `index`: its columns from the first
     /// leading value ≥ the parameter, 10 rows. With `hinted` the index is
     /// named (SQLite `INDEXED BY`, MySQL `FORCE INDEX`; PostgreSQL's
@@ -227,6 +367,16 @@ impl Dialect {
         )
     }
 
+    /// [`Dialect::rows`] with the keys in the text.
+    pub(crate) fn rows_listed(&self, table: &str, keys: &[u64]) -> String {
+        let list: Vec<String> = keys.iter().map(u64::to_string).collect();
+        format!(
+            "SELECT transactionid, dateandtime, cashregisterid, customerid, productid, price, data
+             FROM {table} WHERE transactionid IN ({}) ORDER BY transactionid",
+            list.join(",")
+        )
+    }
+
     /// Drops the key/value table and creates it empty (keys compare bytewise).
     pub(crate) fn kv_create(&self, table: &str, key_size: usize) -> Vec<String> {
         let create = match self {
@@ -272,6 +422,61 @@ impl Dialect {
     }
 }
 
+/// The name of the reference's prepared range query on `index`.
+fn reference_query_name(index: SecondaryIndex) -> &'static str {
+    match index {
+        SecondaryIndex::MarketSegment => "market_query_ps",
+        SecondaryIndex::RegisterSegment => "register_query_ps",
+        SecondaryIndex::Pdc => "pdc_query_ps",
+    }
+}
+
+/// The reference's range query text on `index` with `value` (a literal or
+/// `$1`): its spacing, the strict `>` of the register query, and FORCE INDEX
+/// when `hinted`.
+fn reference_range(table: &str, index: SecondaryIndex, value: &str, hinted: bool) -> String {
+    let hint = |name: &str| {
+        if hinted {
+            format!(" FORCE INDEX ({table}_{name})")
+        } else {
+            String::new()
+        }
+    };
+    match index {
+        SecondaryIndex::MarketSegment => format!(
+            "SELECT productid, customerid, price FROM {table}{} WHERE (productid >= {value}) ORDER BY productid, customerid, price LIMIT 10",
+            hint("marketsegment")
+        ),
+        SecondaryIndex::RegisterSegment => format!(
+            "SELECT cashregisterid,customerid,price FROM {table}{} WHERE (cashregisterid > {value}) ORDER BY cashregisterid, customerid, price LIMIT 10",
+            hint("registersegment")
+        ),
+        SecondaryIndex::Pdc => format!(
+            "SELECT price,dateandtime,customerid FROM {table}{} WHERE (price >= {value}) ORDER BY price, dateandtime, customerid LIMIT 10",
+            hint("pdc")
+        ),
+    }
+}
+
+/// Unix µs as `YYYY-MM-DD HH:MM:SS[.ffffff]` (UTC), appended to `out`.
+pub(crate) fn datetime_text(micros: i64, out: &mut String) {
+    let t = time::OffsetDateTime::from_unix_timestamp_nanos(micros as i128 * 1000)
+        .unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
+    let _ = write!(
+        out,
+        "{:04}-{:02}-{:02} {:02}:{:02}:{:02}",
+        t.year(),
+        t.month() as u8,
+        t.day(),
+        t.hour(),
+        t.minute(),
+        t.second()
+    );
+    if t.microsecond() != 0 {
+        let _ = write!(out, ".{:06}", t.microsecond());
+    }
+}
+
 /// The SQL of one table's per-operation statements, built once per session
 /// and table (not on every operation).
 #[derive(Clone, Debug)]
@@ -281,6 +486,7 @@ pub(crate) struct TableSql {
     range: [[String; 2]; 3],
     point: String,
     delete: String,
+    delete_oldest: String,
 }
 
 impl TableSql {
@@ -290,6 +496,7 @@ impl TableSql {
             range: SecondaryIndex::ALL.map(|i| [false, true].map(|hinted| dialect.range_query(table, i, hinted))),
             point: dialect.point_query(table, crate::gen::POINT_KEYS),
             delete: dialect.delete(table),
+            delete_oldest: dialect.delete_oldest(table, None),
         }
     }
 
@@ -310,6 +517,11 @@ impl TableSql {
     /// The tail delete.
     pub(crate) fn delete(&self) -> &str {
         &self.delete
+    }
+
+    /// The delete of the oldest rows (server keys): parameters from, n.
+    pub(crate) fn delete_oldest(&self) -> &str {
+        &self.delete_oldest
     }
 }
 
@@ -375,6 +587,63 @@ mod tests {
             ["CREATE INDEX t_marketsegment ON t (productid, customerid, price)"]
         );
         assert_eq!(pg.rows("t", 100).matches('$').count(), 1);
+    }
+
+    #[test]
+    fn literal_statements_are_the_references() {
+        let mut rows = Rows::default();
+        crate::gen::RowGen::new(&crate::gen::RowSpec::default())
+            .unwrap()
+            .generate_into(0, 2, &mut rows)
+            .unwrap();
+        rows.dateandtime = vec![1_764_580_245_000_000; 2];
+        let my = Dialect::Mysql {
+            engine: Engine::InnoDb,
+            options: String::new(),
+        };
+        let text = my.insert_literal("pi1", &rows, true);
+        assert!(
+            text.starts_with("insert into pi1 (dateandtime,cashregisterid,customerid,productid,price,data) values ('2025-12-01 09:10:45',"),
+            "{text}"
+        );
+        assert_eq!(text.matches(".00,'").count(), 2);
+        assert_eq!(text.matches("),\n(").count(), 1);
+        assert_eq!(
+            my.delete_oldest("pi1", Some((2301, 50))),
+            "delete from pi1 where transactionid >= 2301 order by transactionid asc limit 50"
+        );
+        assert_eq!(
+            Dialect::Postgres.delete_oldest("pi1", Some((2301, 50))),
+            "delete from pi1 where transactionid in (select transactionid from pi1 where transactionid >= 2301 order by transactionid asc limit 50)"
+        );
+        let q = RangeQuery {
+            index: SecondaryIndex::RegisterSegment,
+            lower: 946,
+        };
+        assert_eq!(
+            my.range_literal("pi1", &q),
+            "SELECT cashregisterid,customerid,price FROM pi1 FORCE INDEX (pi1_registersegment) WHERE (cashregisterid > 946) ORDER BY cashregisterid, customerid, price LIMIT 10"
+        );
+        assert_eq!(
+            Dialect::Postgres.range_literal("pi1", &q),
+            "execute register_query_ps (946)"
+        );
+        let prepares = Dialect::Postgres.pg_prepares("pi1");
+        assert_eq!(
+            prepares[0].1,
+            "PREPARE market_query_ps (int) as SELECT productid, customerid, price FROM pi1 WHERE (productid >= $1) ORDER BY productid, customerid, price LIMIT 10"
+        );
+        assert!(prepares[3]
+            .1
+            .starts_with("PREPARE pk_query_ps (int,int,int,int,int,int,int,int,int,int) as SELECT"));
+        assert_eq!(
+            Dialect::Postgres.point_literal("pi1", &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]),
+            "execute pk_query_ps (1,2,3,4,5,6,7,8,9,10)"
+        );
+        assert_eq!(
+            Dialect::Postgres.create_table("pi1", true)[2],
+            "ALTER SEQUENCE pi1_transactionid_seq CACHE 1000"
+        );
     }
 
     #[test]

@@ -7,13 +7,12 @@
 //! `dateandtime` is stored as INTEGER microseconds since the Unix epoch.
 
 use super::sql::{self, Dialect, SessionSql};
-use super::{Bounds, Connector, KvSession, Session, Sizes};
+use super::{Bounds, Connector, KvSession, Maintenance, Session, SessionSpec, Sizes};
 use crate::error::{DbErrorKind, Error, Result};
 use crate::gen::{KvBatch, RangeQuery, Row, Rows};
 use crate::stop::{Interrupter, Stop};
 use rusqlite::{params_from_iter, Connection, OpenFlags};
 
-use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -37,6 +36,7 @@ enum Location {
 pub struct SqliteConnector {
     location: Location,
     target: String,
+    spec: SessionSpec,
 }
 
 fn db_err(target: &str, what: &str, e: rusqlite::Error) -> Error {
@@ -77,7 +77,11 @@ impl SqliteConnector {
             configure(&mut conn, &target)?;
             Location::File(path)
         };
-        Ok(SqliteConnector { location, target })
+        Ok(SqliteConnector {
+            location,
+            target,
+            spec: SessionSpec::default(),
+        })
     }
 }
 
@@ -101,6 +105,7 @@ impl SqliteConnector {
             conn,
             target: self.target.clone(),
             sql: SessionSql::new(Dialect::Sqlite),
+            spec: self.spec,
             inserts: (String::new(), std::collections::HashMap::new()),
             interrupt: Arc::new(move || interrupt.interrupt()),
         })
@@ -129,6 +134,9 @@ impl Connector for SqliteConnector {
     }
     fn session(&self) -> Result<Box<dyn Session>> {
         Ok(Box::new(self.open_session()?))
+    }
+    fn set_spec(&mut self, spec: SessionSpec) {
+        self.spec = spec;
     }
     fn configuration(&self) -> Result<Vec<(String, String, String)>> {
         const NAMES: [&str; 10] = [
@@ -271,7 +279,7 @@ impl KvSession for SqliteSession {
     }
 
     fn wait_for_compaction(&mut self, table: &str, stop: &Stop) -> Result<Vec<String>> {
-        self.maintain(&[table.to_string()], stop)
+        self.analyze_and_checkpoint(&[table.to_string()], stop)
     }
 
     fn interrupter(&self) -> Option<Interrupter> {
@@ -288,8 +296,9 @@ struct SqliteSession {
     conn: Conn,
     target: String,
     sql: SessionSql,
-    /// The insert statements of the current table, by (rows, server keys).
-    inserts: (String, std::collections::HashMap<(usize, bool), String>),
+    spec: SessionSpec,
+    /// The insert statements of the current table, by rows.
+    inserts: (String, std::collections::HashMap<usize, String>),
     interrupt: Interrupter,
 }
 
@@ -315,27 +324,40 @@ fn count_rows(conn: &Conn, target: &str, what: &str, sql: &str, params: impl rus
     })
 }
 
+/// Runs a statement given as text (compiled for it alone) and counts its rows.
+fn count_literal(conn: &Conn, target: &str, what: &str, sql: &str) -> Result<usize> {
+    on(conn, target, what, |c| {
+        let mut stmt = c.prepare(sql)?;
+        let mut rows = stmt.query([])?;
+        let mut n = 0;
+        while rows.next()?.is_some() {
+            n += 1;
+        }
+        Ok(n)
+    })
+}
+
 impl SqliteSession {
     fn with<T>(&mut self, what: &str, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T> {
         on(&self.conn, &self.target, what, f)
     }
-}
 
-impl Session for SqliteSession {
-    fn create_table(&mut self, table: &str, server_keys: bool) -> Result<()> {
-        let ddl = self.sql.dialect.create_table(table, server_keys).join(";\n");
-        self.with("create table", |c| c.execute_batch(&ddl))
-    }
-
-    fn create_indexes(&mut self, table: &str, count: usize) -> Result<()> {
-        for sql in self.sql.dialect.create_indexes(table, count) {
-            self.with("create index", |c| c.execute_batch(&sql))?;
+    /// ANALYZE of each table, then a checkpoint that empties the WAL; a stop
+    /// ends it between statements.
+    fn analyze_and_checkpoint(&mut self, tables: &[String], stop: &Stop) -> Result<Vec<String>> {
+        for t in tables {
+            if stop.requested() {
+                return Ok(Vec::new());
+            }
+            self.with("analyze", |c| c.execute_batch(&format!("ANALYZE {t}")))?;
         }
-        Ok(())
+        self.with("checkpoint", |c| c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)"))?;
+        Ok(Vec::new())
     }
 
-    fn insert(&mut self, table: &str, rows: &Rows, server_keys: bool) -> Result<()> {
-        let n = rows.len();
+    /// Binds `rows` to the prepared insert of their count and runs it.
+    fn insert_prepared(&mut self, table: &str, rows: &Rows) -> Result<()> {
+        let (n, server_keys) = (rows.len(), self.spec.server_keys);
         if self.inserts.0 != table {
             self.inserts = (table.to_string(), std::collections::HashMap::new());
         }
@@ -343,7 +365,7 @@ impl Session for SqliteSession {
         let sql = self
             .inserts
             .1
-            .entry((n, server_keys))
+            .entry(n)
             .or_insert_with(|| dialect.insert(table, n, server_keys));
         let data = |i: usize| {
             let b = &rows.data[rows.data_offsets[i] as usize..rows.data_offsets[i + 1] as usize];
@@ -370,21 +392,77 @@ impl Session for SqliteSession {
             Ok(())
         })
     }
+}
 
-    fn delete(&mut self, table: &str, keys: Range<u64>) -> Result<u64> {
-        let sql = self.sql.table(table).delete();
-        on(&self.conn, &self.target, "delete", |c| {
-            let n = c.prepare_cached(sql)?.execute([keys.start as i64, keys.end as i64])?;
-            Ok(n as u64)
-        })
+impl Session for SqliteSession {
+    fn create_table(&mut self, table: &str) -> Result<()> {
+        let ddl = self.sql.dialect.create_table(table, self.spec.server_keys).join(";\n");
+        self.with("create table", |c| c.execute_batch(&ddl))
+    }
+
+    fn create_indexes(&mut self, table: &str, count: usize) -> Result<()> {
+        for sql in self.sql.dialect.create_indexes(table, count) {
+            self.with("create index", |c| c.execute_batch(&sql))?;
+        }
+        Ok(())
+    }
+
+    fn insert(&mut self, table: &str, rows: &Rows) -> Result<Option<u64>> {
+        if self.spec.literal {
+            let text = self.sql.dialect.insert_literal(table, rows, self.spec.server_keys);
+            // Compiled for this statement alone, as text sent to a server is parsed.
+            self.with("insert", |c| c.execute(&text, []))?;
+        } else {
+            self.insert_prepared(table, rows)?;
+        }
+        if !self.spec.server_keys {
+            return Ok(None);
+        }
+        // The rowids of one statement are consecutive (max + 1 on): the last less n - 1.
+        let last = self.with("last rowid", |c| Ok(c.last_insert_rowid()))?;
+        Ok(Some((last as u64 + 1).saturating_sub(rows.len() as u64)))
+    }
+
+    fn delete(&mut self, table: &str, from: u64, n: u64) -> Result<u64> {
+        let deleted = match (self.spec.server_keys, self.spec.literal) {
+            (true, true) => {
+                let text = self.sql.dialect.delete_oldest(table, Some((from, n)));
+                self.with("delete", |c| c.execute(&text, []))?
+            }
+            (true, false) => {
+                let text = self.sql.table(table).delete_oldest();
+                on(&self.conn, &self.target, "delete", |c| {
+                    c.prepare_cached(text)?.execute([from as i64, n as i64])
+                })?
+            }
+            (false, true) => {
+                let text = self.sql.dialect.delete_literal(table, from..from + n);
+                self.with("delete", |c| c.execute(&text, []))?
+            }
+            (false, false) => {
+                let text = self.sql.table(table).delete();
+                on(&self.conn, &self.target, "delete", |c| {
+                    c.prepare_cached(text)?.execute([from as i64, (from + n) as i64])
+                })?
+            }
+        };
+        Ok(deleted as u64)
     }
 
     fn range_query(&mut self, table: &str, query: &RangeQuery, indexed: bool) -> Result<usize> {
+        if self.spec.literal {
+            let text = self.sql.dialect.range_literal(table, query);
+            return count_literal(&self.conn, &self.target, "range query", &text);
+        }
         let sql = self.sql.table(table).range(query.index, indexed);
         count_rows(&self.conn, &self.target, "range query", sql, [query.lower])
     }
 
     fn point_query(&mut self, table: &str, keys: &[u64]) -> Result<usize> {
+        if self.spec.literal {
+            let text = self.sql.dialect.point_literal(table, keys);
+            return count_literal(&self.conn, &self.target, "point query", &text);
+        }
         let params = params_from_iter(keys.iter().map(|&k| k as i64));
         if keys.len() == crate::gen::POINT_KEYS {
             let sql = self.sql.table(table).point();
@@ -395,15 +473,15 @@ impl Session for SqliteSession {
         }
     }
 
-    fn maintain(&mut self, tables: &[String], stop: &Stop) -> Result<Vec<String>> {
-        for t in tables {
-            if stop.requested() {
-                return Ok(Vec::new());
-            }
-            self.with("analyze", |c| c.execute_batch(&format!("ANALYZE {t}")))?;
-        }
-        self.with("checkpoint", |c| c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)"))?;
-        Ok(Vec::new())
+    fn key_extreme(&mut self, table: &str, max: bool) -> Result<Option<u64>> {
+        let text = self.sql.dialect.key_extreme(table, max);
+        let v: Option<i64> = self.with("key bound", |c| c.query_row(&text, [], |r| r.get(0)))?;
+        Ok(v.map(|v| v as u64))
+    }
+
+    fn maintain(&mut self, m: &Maintenance<'_>) -> Result<Vec<String>> {
+        // The reference scripts have no SQLite procedure: the same either way.
+        self.analyze_and_checkpoint(m.tables, m.stop)
     }
 
     fn bounds(&mut self, table: &str, count: bool) -> Result<Option<Bounds>> {
@@ -455,6 +533,94 @@ impl Session for SqliteSession {
             out.extend(part);
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod statement_tests {
+    use super::*;
+    use rusqlite::trace::{TraceEvent, TraceEventCodes};
+    use std::sync::Mutex;
+
+    /// The statements a session with `spec` runs for a few rows, deletes and
+    /// queries, as SQLite saw them; and the first keys of two inserts.
+    fn statements(spec: SessionSpec, seen: &'static Mutex<Vec<String>>) -> (Vec<String>, [Option<u64>; 2]) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = SqliteConnector::new(&dir.path().join("t.db").display().to_string()).unwrap();
+        c.set_spec(spec);
+        let mut s = c.open_session().unwrap();
+        let Conn::Own(conn) = &mut s.conn else {
+            unreachable!("a file")
+        };
+        conn.trace_v2(
+            TraceEventCodes::SQLITE_TRACE_STMT,
+            Some(move |e: TraceEvent<'_>| {
+                if let TraceEvent::Stmt(_, sql) = e {
+                    seen.lock().unwrap().push(sql.to_string());
+                }
+            }),
+        )
+        .unwrap();
+        s.create_table("pi1").unwrap();
+        s.create_indexes("pi1", 3).unwrap();
+        let g = crate::gen::RowGen::new(&crate::gen::RowSpec::default()).unwrap();
+        let mut rows = Rows::default();
+        g.generate_into(1, 3, &mut rows).unwrap();
+        let one = s.insert("pi1", &rows).unwrap();
+        g.generate_into(4, 3, &mut rows).unwrap();
+        let first = [one, s.insert("pi1", &rows).unwrap()];
+        assert_eq!(s.delete("pi1", 1, 2).unwrap(), 2);
+        let q = RangeQuery {
+            index: crate::gen::SecondaryIndex::MarketSegment,
+            lower: 5,
+        };
+        s.range_query("pi1", &q, true).unwrap();
+        s.point_query("pi1", &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]).unwrap();
+        assert_eq!(s.key_extreme("pi1", false).unwrap(), Some(3));
+        let seen = std::mem::take(&mut *seen.lock().unwrap());
+        (seen, first)
+    }
+
+    #[test]
+    fn literal_statements_with_server_keys_are_the_reference_clients_text() {
+        static SEEN: Mutex<Vec<String>> = Mutex::new(Vec::new());
+        let (seen, first) = statements(
+            SessionSpec {
+                server_keys: true,
+                literal: true,
+            },
+            &SEEN,
+        );
+        assert_eq!(first, [Some(1), Some(4)], "the rowid assigns the keys");
+        let find = |prefix: &str| {
+            seen.iter()
+                .find(|s| s.starts_with(prefix))
+                .unwrap_or_else(|| panic!("no {prefix:?} in {seen:#?}"))
+        };
+        let insert = find("insert into pi1 (dateandtime,cashregisterid,customerid,productid,price,data) values (");
+        assert!(insert.contains(".00,'") && insert.contains("),\n("), "{insert}");
+        find("delete from pi1 where transactionid in (select transactionid from pi1 where transactionid >= 1 order by transactionid asc limit 2)");
+        find("SELECT productid, customerid, price FROM pi1 WHERE (productid >= 5) ORDER BY productid, customerid, price LIMIT 10");
+        find("SELECT transactionid, productid, data FROM pi1 WHERE transactionid in (1,2,3,4,5,6,7,8,9,10)");
+        find("select min(transactionid) from pi1");
+        assert!(
+            !seen.iter().any(|s| s.contains('?')),
+            "a parameter in literal mode: {seen:#?}"
+        );
+    }
+
+    #[test]
+    fn prepared_statements_carry_parameters() {
+        static SEEN: Mutex<Vec<String>> = Mutex::new(Vec::new());
+        let (seen, first) = statements(SessionSpec::default(), &SEEN);
+        assert_eq!(first, [None, None], "client keys");
+        for prefix in ["INSERT INTO pi1", "DELETE FROM pi1", "SELECT productid"] {
+            let s = seen
+                .iter()
+                .find(|s| s.starts_with(prefix))
+                .unwrap_or_else(|| panic!("no {prefix}"));
+            assert!(s.contains('?'), "{s}");
+        }
     }
 }
 

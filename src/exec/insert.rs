@@ -1,12 +1,15 @@
 //! The inserter: batches of generated rows at the table's head, closed loop
 //! in load steps and paced in q steps; with deletes, it never runs more
-//! than `max_delete_lag` commits ahead of its deleter.
+//! than `max_delete_lag` commits ahead of its deleter. Also l.x's rows
+//! before its indexes (`lx_rows`).
 
 use super::shared::Worker;
 use crate::connect::Session;
 use crate::error::Result;
-use crate::gen::{Length, RowCursor, RowGen, RowSpec, Rows};
+use crate::gen::{RowCursor, RowGen, Rows};
 use crate::metrics::Recorder;
+use crate::workload::DataMode;
+use std::ops::Range;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
@@ -18,20 +21,60 @@ impl Worker<'_> {
         result
     }
 
+    /// This table's row generator.
+    fn row_cursor(&self) -> Result<RowCursor> {
+        Ok(RowCursor::new(RowGen::new(
+            &self.plan.config.row_spec(self.table.number),
+        )?))
+    }
+
+    /// Takes the next `n` row numbers at the table's head and generates their
+    /// rows into `rows` (the reference's data: one `dateandtime` per batch).
+    fn next_batch(&self, cursor: &mut RowCursor, n: u64, rows: &mut Rows) -> Result<Range<u64>> {
+        let numbers = self.table.allocate(self.slot, n);
+        cursor.generate_into(numbers.start, n as usize, rows)?;
+        if self.plan.config.data == DataMode::Iibench {
+            let first = rows.dateandtime[0];
+            rows.dateandtime.fill(first);
+        }
+        Ok(numbers)
+    }
+
+    /// Inserts a generated batch, records where the server put its keys,
+    /// and commits its rows into the window.
+    fn put_batch(&self, session: &mut dyn Session, rows: &Rows, numbers: &Range<u64>) -> Result<()> {
+        let first_key = self.retrying(|| session.insert(&self.table.name, rows))?;
+        if let Some(key) = first_key {
+            self.table.placed(numbers.start, key);
+        }
+        self.table.committed(self.slot);
+        Ok(())
+    }
+
+    /// l.x's rows: `lx_rows` into this table before its indexes are
+    /// created, as the reference does; returns how many.
+    pub(super) fn insert_before_indexes(&self, session: &mut dyn Session) -> Result<u64> {
+        let c = self.plan.config;
+        let mut cursor = self.row_cursor()?;
+        let mut rows = Rows::default();
+        let mut done = 0;
+        while done < c.lx_rows && !self.plan.stop.requested() {
+            let n = (c.lx_rows - done).min(c.rows_per_commit_l_i0 as u64);
+            let numbers = self.next_batch(&mut cursor, n, &mut rows)?;
+            self.put_batch(session, &rows, &numbers)?;
+            done += n;
+            self.shared.clients[self.client as usize]
+                .inserted
+                .fetch_add(n, Ordering::Release);
+        }
+        Ok(done)
+    }
+
     fn insert_rows(&self, session: &mut dyn Session, rec: &mut Recorder, t0: Instant) -> Result<()> {
         let c = self.plan.config;
         let w = c.writes(self.plan.step).expect("a write step");
         let mut schedule = self.pacer(w.rate.map(|r| r as f64 / w.rows_per_commit as f64), t0);
-        let mut rows_gen = RowCursor::new(RowGen::new(&RowSpec {
-            seed: c.seed,
-            table: self.table.number,
-            data_length: Length::Uniform {
-                min: c.data_length[0],
-                max: c.data_length[1],
-            },
-            ratio: c.ratio,
-            ..RowSpec::default()
-        })?);
+        let mut cursor = self.row_cursor()?;
         let client = self.client as usize;
         let mine = &self.shared.clients[client];
         let (inserted, deleted, pair) = (&mine.inserted, &mine.deleted, &mine.pair);
@@ -56,20 +99,18 @@ impl Worker<'_> {
             }
             // The batch is ready before its intended start, so a paced insert
             // starts on time (generating it is not the schedule's lag).
-            let keys = self.table.allocate(self.slot, n);
-            largest = largest.max(self.table.len_with(&keys));
-            rows_gen.generate_into(keys.start, n as usize, &mut rows)?;
+            let numbers = self.next_batch(&mut cursor, n, &mut rows)?;
+            largest = largest.max(self.table.len_with(&numbers));
             let intended = schedule.wait_for(i, || self.stopping(t0));
             let halted = self.stopping(t0);
             if halted && self.shared.aborted() {
-                break; // a failure ends the run: these keys go nowhere
+                break; // a failure ends the run: these rows go nowhere
             }
-            // Stopped or timed out while waiting: its keys are taken, so the
+            // Stopped or timed out while waiting: its rows are taken, so the
             // batch goes in (unmeasured) and the table holds its window.
             let started = Instant::now();
-            self.retrying(|| session.insert(&self.table.name, &rows, c.server_keys))?;
+            self.put_batch(session, &rows, &numbers)?;
             let ended = Instant::now();
-            self.table.committed(self.slot);
             done += n;
             inserted.store(done, Ordering::Release);
             pair.wake();

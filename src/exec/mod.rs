@@ -26,13 +26,13 @@ pub use kv_state::{KvState, TRACKED_KEYS};
 pub use pacing::{Pacer, Schedule};
 pub use tables::TableState;
 
-use crate::connect::{self, Connector};
+use crate::connect::{self, Bounds, Connector, SessionSpec};
 use crate::error::{Error, Result};
 use crate::gen::Window;
 use crate::metrics::{percentile_us, serialize, unix_micros, EngineDelta};
 use crate::results::{HistogramRow, RunResults, RunRow, StepRow, LAG_STATS, PERCENTILES};
 use crate::stop::Stop;
-use crate::workload::{Config, KvOp, Step, VerifyMode};
+use crate::workload::{Config, KvOp, Statements, Step, VerifyMode};
 use plan::{Probe, StepPlan};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -84,6 +84,14 @@ fn run_id() -> String {
     format!("{stamp}-{tag:06x}")
 }
 
+/// How the connector's sessions write the tables, from the statement choices.
+fn session_spec(c: &Config) -> SessionSpec {
+    SessionSpec {
+        server_keys: c.server_keys,
+        literal: c.statements == Statements::Literal,
+    }
+}
+
 /// Runs `config`'s steps, writing results under `out/<run_id>/`.
 ///
 /// Bad input (configuration, DSN, output directory) is an error before any
@@ -116,7 +124,7 @@ pub fn run(config: &Config, out: &Path, observer: &dyn Observer, stop: &Stop) ->
         }
     };
     let mut config = config.clone();
-    let connector: Box<dyn Connector> = if config.db.is_empty() {
+    let mut connector: Box<dyn Connector> = if config.db.is_empty() {
         make_dir()?;
         // The key/value steps alone default to embedded RocksDB, when built in.
         config.db = if cfg!(feature = "rocksdb") && config.kv_only() {
@@ -131,6 +139,7 @@ pub fn run(config: &Config, out: &Path, observer: &dyn Observer, stop: &Stop) ->
         make_dir()?;
         c
     };
+    connector.set_spec(session_spec(&config));
     let settings: serde_json::Map<String, serde_json::Value> =
         connector.settings().into_iter().map(|(k, v)| (k, v.into())).collect();
     let (config_rows, warnings, probe) = facts::environment(connector.as_ref());
@@ -227,33 +236,48 @@ impl Running<'_> {
 
     /// The tables at the start of the run: empty when it loads them, else
     /// continuing the tables an earlier run loaded (the database says where
-    /// their windows are).
+    /// their windows are). Server keys in such a table may have gaps this
+    /// run cannot know: counted, they are found, and verify then checks
+    /// counts only.
     fn tables(&self) -> Result<Vec<TableState>> {
         let c = self.config;
         let first_key = if c.server_keys { 1 } else { 0 };
         let inserters = if c.shared_table { c.clients as usize } else { 1 };
         let names: Vec<String> = (0..c.tables()).map(|t| format!("pi{}", t + 1)).collect();
         let table_steps = self.steps.iter().any(|s| s.kv().is_none());
-        let mut windows = vec![Window::new(first_key); names.len()];
-        if table_steps && !self.steps.contains(&Step::LoadI0) {
-            let mut session = self.connector.session()?;
-            let interrupt = session.interrupter();
-            for (name, window) in names.iter().zip(&mut windows) {
-                let bounds = self.stop.guard(interrupt.as_ref(), || session.bounds(name, false))?;
-                if let Some(b) = bounds {
-                    *window = Window {
-                        tail: b.min.unwrap_or(first_key),
-                        head: b.max.map_or(first_key, |m| m + 1),
+        let continuing = table_steps && !self.steps.contains(&Step::LoadI0);
+        let mut session = if continuing {
+            Some(self.connector.session()?)
+        } else {
+            None
+        };
+        let mut tables = Vec::new();
+        for (t, name) in names.into_iter().enumerate() {
+            let mut window = Window::new(first_key);
+            let mut gaps = false;
+            if let Some(session) = session.as_mut() {
+                let interrupt = session.interrupter();
+                let bounds = self
+                    .stop
+                    .guard(interrupt.as_ref(), || session.bounds(&name, c.server_keys))?;
+                if let Some(Bounds {
+                    min: Some(min),
+                    max: Some(max),
+                    count,
+                }) = bounds
+                {
+                    let len = count.unwrap_or(max + 1 - min);
+                    gaps = len != max + 1 - min;
+                    window = Window {
+                        tail: min,
+                        head: min + len,
                     };
                 }
             }
+            let state = TableState::new(name, t as u64, window, inserters);
+            tables.push(if gaps { state.forget_keys() } else { state });
         }
-        Ok(names
-            .into_iter()
-            .zip(windows)
-            .enumerate()
-            .map(|(t, (name, w))| TableState::new(name, t as u64, w, inserters))
-            .collect())
+        Ok(tables)
     }
 
     fn steps(&mut self) -> Result<()> {
@@ -274,8 +298,7 @@ impl Running<'_> {
                 let mut s = self.connector.session()?;
                 let interrupt = s.interrupter();
                 for t in &mut tables {
-                    self.stop
-                        .guard(interrupt.as_ref(), || s.create_table(&t.name, c.server_keys))?;
+                    self.stop.guard(interrupt.as_ref(), || s.create_table(&t.name))?;
                     *t = TableState::new(t.name.clone(), t.number, Window::new(first_key), inserters);
                 }
                 indexed = false;

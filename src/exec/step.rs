@@ -80,6 +80,7 @@ impl Worker<'_> {
             (Conn::Table(mut s), Role::Query(kind)) => self.query(kind, s.as_mut(), rec, t0),
             (Conn::Table(mut s), Role::Wait) => self.wait(s.as_mut(), rec, t0),
             (Conn::Table(mut s), Role::CreateIndex) => {
+                self.insert_before_indexes(s.as_mut())?;
                 let start = Instant::now();
                 s.create_indexes(&self.table.name, self.plan.config.secondary_indexes as usize)?;
                 rec.record(start, start, Instant::now());
@@ -162,7 +163,10 @@ pub(crate) fn run_step(plan: &StepPlan<'_>) -> StepOutcome {
                     let conn = if role.kv() {
                         plan.connector.kv_session().map(Conn::Kv)
                     } else {
-                        plan.connector.session().map(Conn::Table)
+                        plan.connector.session().and_then(|mut s| {
+                            s.prepare(&table.name)?;
+                            Ok(Conn::Table(s))
+                        })
                     };
                     if let Ok(conn) = &conn {
                         *shared.interrupters[index].lock().unwrap_or_else(|p| p.into_inner()) =

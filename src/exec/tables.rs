@@ -1,11 +1,20 @@
 //! The live windows of the benchmark's tables, shared by a step's threads.
 
 use crate::gen::Window;
-use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
+use std::sync::Mutex;
 
-/// One table's key allocation and window, lock-free (the inserter touches it
-/// on every operation). Keys below `window().head` are committed;
-/// `[tail, head)` is what point queries may ask for and deletes may remove.
+/// One table's row allocation and window, lock-free (the inserter touches it
+/// on every operation). Rows are numbered in insertion order (the row
+/// number is what the generator draws a row's values from); rows below
+/// `window().head` are committed; `[tail, head)` is what point queries may
+/// ask for and deletes may remove.
+///
+/// With client keys a row's number is its key. With server keys the server
+/// picks the keys: consecutive within a statement, with gaps where a
+/// PostgreSQL sequence's cached values were lost (a session ended, an insert
+/// failed). [`TableState::placed`] records where each run of consecutive
+/// keys starts, so [`TableState::key_of`] maps a row number to its key.
 pub struct TableState {
     /// The table's name (`pi1`, `pi2`, ...).
     pub name: String,
@@ -17,6 +26,14 @@ pub struct TableState {
     in_flight: Vec<AtomicU64>,
     /// The largest window (uncommitted keys included) since [`TableState::begin_step`].
     max_len: AtomicU64,
+    /// Server keys: (row, key) where each run of consecutive keys starts, in
+    /// row order; empty while keys equal row numbers.
+    runs: Mutex<Vec<(u64, u64)>>,
+    /// True once `runs` holds a run (the lock-free path until then).
+    moved: AtomicBool,
+    /// False when the keys' gaps are unknown (server keys in a table an
+    /// earlier run loaded): only counts can be verified.
+    keys_known: AtomicBool,
 }
 
 impl TableState {
@@ -29,6 +46,46 @@ impl TableState {
             next: AtomicU64::new(window.head),
             in_flight: (0..inserters.max(1)).map(|_| AtomicU64::new(u64::MAX)).collect(),
             max_len: AtomicU64::new(window.len()),
+            runs: Mutex::new(Vec::new()),
+            moved: AtomicBool::new(false),
+            keys_known: AtomicBool::new(true),
+        }
+    }
+
+    /// Marks the keys' gaps unknown (see [`TableState::keys_known`]).
+    pub fn forget_keys(self) -> Self {
+        self.keys_known.store(false, SeqCst);
+        self
+    }
+
+    /// False when row numbers cannot be mapped to keys (server keys in a
+    /// table an earlier run loaded, with gaps).
+    pub fn keys_known(&self) -> bool {
+        self.keys_known.load(SeqCst)
+    }
+
+    /// The key of row `row`: the row number itself, unless the server put
+    /// the run it belongs to elsewhere.
+    pub fn key_of(&self, row: u64) -> u64 {
+        if !self.moved.load(SeqCst) {
+            return row;
+        }
+        let runs = self.runs.lock().unwrap_or_else(|p| p.into_inner());
+        match runs.iter().rev().find(|&&(first, _)| first <= row) {
+            Some(&(first, key)) => key + (row - first),
+            None => row,
+        }
+    }
+
+    /// Records that the server gave row `row` (and the rows after it in its
+    /// statement) key `key`. Called before the batch is committed, so
+    /// readers of the window map its rows right.
+    pub fn placed(&self, row: u64, key: u64) {
+        if self.key_of(row) != key {
+            let mut runs = self.runs.lock().unwrap_or_else(|p| p.into_inner());
+            runs.retain(|&(first, _)| first < row);
+            runs.push((row, key));
+            self.moved.store(true, SeqCst);
         }
     }
 
@@ -121,6 +178,23 @@ mod tests {
         assert_eq!(t.window(), Window { tail: 0, head: 20 });
         assert_eq!(t.take_tail(25), 0..20);
         assert_eq!(t.window(), Window { tail: 20, head: 20 });
+    }
+
+    #[test]
+    fn server_keys_map_rows_across_the_gaps_a_sequence_leaves() {
+        let t = TableState::new("pi1".into(), 0, Window::new(1), 1);
+        t.placed(1, 1);
+        assert_eq!(t.key_of(500), 500, "no gap yet");
+        // A new session's sequence cache starts at the next block of 1000.
+        t.placed(1001, 2001);
+        t.placed(1101, 2101);
+        assert_eq!((t.key_of(1000), t.key_of(1001), t.key_of(1200)), (1000, 2001, 2200));
+        t.placed(1201, 3001);
+        assert_eq!((t.key_of(1200), t.key_of(1201), t.key_of(5)), (2200, 3001, 5));
+        assert!(t.keys_known());
+        assert!(!TableState::new("pi1".into(), 0, Window::new(1), 1)
+            .forget_keys()
+            .keys_known());
     }
 
     #[test]

@@ -1,20 +1,34 @@
-//! The wait step: the database's maintenance (VACUUM and CHECKPOINT,
-//! dirty-page write-back, compaction), then an interruptible sleep.
+//! The wait step. ibench's: the database's maintenance (VACUUM and
+//! CHECKPOINT, dirty-page write-back, compaction), then `wait()` seconds of
+//! sleep. The reference's (`maintenance = "iibench"`): its procedure per
+//! DBMS, the whole step lasting X = `wait()` seconds, maintenance included
+//! (longer only when the maintenance itself takes longer).
 
 use super::shared::Worker;
-use crate::connect::Session;
+use crate::connect::{Maintenance, Session};
 use crate::error::Result;
 use crate::metrics::Recorder;
+use crate::workload::MaintenanceStyle;
 use std::time::{Duration, Instant};
 
 impl Worker<'_> {
     pub(super) fn wait(&self, session: &mut dyn Session, rec: &mut Recorder, t0: Instant) -> Result<()> {
+        let c = self.plan.config;
         let names: Vec<String> = self.plan.tables.iter().map(|t| t.name.clone()).collect();
+        let x = Duration::from_secs_f64(c.wait());
+        let reference = c.maintenance == MaintenanceStyle::Iibench;
         let started = Instant::now();
-        let notes = session.maintain(&names, self.plan.stop)?;
-        rec.record(started, started, Instant::now());
+        let notes = session.maintain(&Maintenance {
+            tables: &names,
+            reference,
+            reset_master: c.reset_master,
+            until: started + x,
+            stop: self.plan.stop,
+        })?;
+        let ended = Instant::now();
+        rec.record(started, started, ended);
         self.shared.note(notes);
-        let until = Instant::now() + Duration::from_secs_f64(self.plan.config.wait());
+        let until = if reference { started + x } else { ended + x };
         while Instant::now() < until && !self.stopping(t0) {
             std::thread::sleep((until - Instant::now()).min(Duration::from_millis(50)));
         }

@@ -11,6 +11,7 @@ use super::parallel::{par_fill, split_var, try_resize, CHUNK};
 use super::stream::{block_spans, Halves, Purpose, Stream, StreamRng, BLOCK};
 use super::values::{fill_offsets, Alphabet, Compressible, Length};
 use crate::error::{Error, Result};
+use rand_core::Rng;
 use rayon::prelude::*;
 
 /// `dateandtime` of row 0: 2025-01-01T00:00:00, in microseconds since the Unix epoch.
@@ -51,6 +52,10 @@ pub struct RowSpec {
     pub data_length: Length,
     /// Compressed/raw ratio of `data`, in (0, 1].
     pub ratio: f64,
+    /// `Some(pct)`: `data` built as the reference client builds it instead
+    /// (`'a'` padding, then `int(len × 0.75 × pct / 100)` random base64
+    /// characters; `ratio` is then unused).
+    pub data_random_pct: Option<u32>,
     /// How many consecutive keys share one `dateandtime` second.
     pub rows_per_second: u64,
     /// Domains of the integer columns.
@@ -64,6 +69,7 @@ impl Default for RowSpec {
             table: 0,
             data_length: Length::Uniform { min: 10, max: 20 },
             ratio: 0.5,
+            data_random_pct: None,
             rows_per_second: 1000,
             domains: Domains::default(),
         }
@@ -136,6 +142,53 @@ impl Rows {
     }
 }
 
+/// The base64 alphabet of the reference client's random characters.
+const BASE64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/// How the `data` column is filled.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Content {
+    /// ibench's: ⌈len·ratio⌉ random printable characters, repeated.
+    Compressible(Compressible),
+    /// The reference client's (iibench.py): `'a'` × (len − r), then r random
+    /// base64 characters, r = int(len × 0.75 × pct / 100).
+    Reference { pct: u32 },
+}
+
+impl Content {
+    /// The reference's random characters in a value of `len`: int(len × 0.75 × pct/100).
+    fn reference_random(len: usize, pct: u32) -> usize {
+        // Integer arithmetic: len × 75 × pct / 10000, truncated as Python's int().
+        (len * 75 * pct as usize) / 10_000
+    }
+
+    #[inline]
+    fn fill(&self, rng: &mut StreamRng, out: &mut [u8]) {
+        match *self {
+            Content::Compressible(c) => c.fill(rng, out),
+            Content::Reference { pct } => {
+                let r = Self::reference_random(out.len(), pct);
+                let pad = out.len() - r;
+                out[..pad].fill(b'a');
+                for chunk in out[pad..].chunks_mut(8) {
+                    let w = rng.next_u64();
+                    for (j, b) in chunk.iter_mut().enumerate() {
+                        *b = BASE64[((w >> (8 * j)) & 63) as usize];
+                    }
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn skip(&self, rng: &mut StreamRng, len: usize) {
+        match *self {
+            Content::Compressible(c) => c.skip(rng, len),
+            Content::Reference { pct } => super::stream::skip_bytes(rng, Self::reference_random(len, pct)),
+        }
+    }
+}
+
 /// Mutable views of one chunk of the drawn columns.
 struct Drawn<'a> {
     cashregisterid: &'a mut [i32],
@@ -157,7 +210,7 @@ struct Drawn<'a> {
 #[derive(Clone, Debug)]
 pub struct RowGen {
     spec: RowSpec,
-    content: Compressible,
+    content: Content,
     fields: Stream,
     lengths: Stream,
 }
@@ -182,7 +235,11 @@ impl RowGen {
         }
         Ok(RowGen {
             spec: spec.clone(),
-            content: Compressible::new(spec.ratio, Alphabet::Text, "ratio")?,
+            content: match spec.data_random_pct {
+                None => Content::Compressible(Compressible::new(spec.ratio, Alphabet::Text, "ratio")?),
+                Some(pct) if pct <= 100 => Content::Reference { pct },
+                Some(pct) => return Err(Error::config("data_random_pct", format!("must be 0 to 100, got {pct}"))),
+            },
             fields: Stream::new(spec.seed, spec.table, Purpose::Row),
             lengths: Stream::new(spec.seed, spec.table, Purpose::RowDataLength),
         })

@@ -89,8 +89,8 @@ fn values<'py>(
 
 #[pyfunction]
 #[pyo3(
-    signature = (count, *, table=0, start=0, seed=0, data_length=LengthArg::Range((10, 20)), ratio=0.5, rows_per_second=1000, threads=None),
-    text_signature = "(count, *, table=0, start=0, seed=0, data_length=(10, 20), ratio=0.5, rows_per_second=1000, threads=None)"
+    signature = (count, *, table=0, start=0, seed=0, data_length=LengthArg::Range((10, 20)), ratio=0.5, rows_per_second=1000, data_random_pct=None, threads=None),
+    text_signature = "(count, *, table=0, start=0, seed=0, data_length=(10, 20), ratio=0.5, rows_per_second=1000, data_random_pct=None, threads=None)"
 )]
 #[allow(clippy::too_many_arguments)]
 fn rows<'py>(
@@ -102,14 +102,20 @@ fn rows<'py>(
     data_length: LengthArg,
     ratio: f64,
     rows_per_second: i128,
+    data_random_pct: Option<i128>,
     threads: Option<i128>,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let data_random_pct = match data_random_pct {
+        Some(p) => Some(u32::try_from(non_negative("data_random_pct", p)?).unwrap_or(u32::MAX)),
+        None => None,
+    };
     let spec = RowSpec {
         seed: non_negative("seed", seed)?,
         table: non_negative("table", table)?,
         data_length: data_length.resolve("data_length")?,
         ratio,
         rows_per_second: non_negative("rows_per_second", rows_per_second)?,
+        data_random_pct,
         ..RowSpec::default()
     };
     let n = super::convert::count(count)?;

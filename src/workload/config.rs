@@ -51,8 +51,41 @@ pub struct Config {
     pub ratio: f64,
     /// The seed of every generated row and query.
     pub seed: u64,
-    /// Let the database assign primary keys (auto-increment) instead of the client.
+    /// Let the database assign primary keys (AUTO_INCREMENT, a BIGSERIAL with
+    /// CACHE 1000, SQLite's rowid) instead of the client; deletes then remove
+    /// the oldest rows with `ORDER BY transactionid LIMIT n`.
     pub server_keys: bool,
+    /// How the Insert Benchmark's statements are sent: `prepared`
+    /// (server-side prepared statements, binary parameters) or `literal`
+    /// (the reference client's texts: values in the SQL, PostgreSQL's
+    /// queries through SQL `PREPARE`/`EXECUTE`).
+    pub statements: Statements,
+    /// What the rows hold: `ibench` (`data` compressible to `ratio`, a
+    /// clock-like `dateandtime` per row) or `iibench` (the reference's
+    /// `data` construction, one `dateandtime` per batch at second
+    /// resolution). Both are deterministic: the reference's batch time is its
+    /// wall clock, ibench's the row clock of the batch's first row.
+    pub data: DataMode,
+    /// `data = "iibench"`: the share of `data` meant to be random, as the
+    /// reference's `--data_random_pct` (it makes int(len × 0.75 × pct/100)
+    /// characters random).
+    pub data_random_pct: u32,
+    /// Rows each table gets in l.x before its indexes are created (the
+    /// reference inserts one 100-row batch).
+    pub lx_rows: u64,
+    /// The wait step's maintenance: `ibench` (maintenance, then
+    /// `wait_seconds` of sleep) or `iibench` (the reference's procedure per
+    /// DBMS, the whole step lasting `wait_seconds`).
+    pub maintenance: MaintenanceStyle,
+    /// With `maintenance = "iibench"` on MySQL/MariaDB: run `RESET MASTER`
+    /// first, as the reference's scripts do. It deletes the binary logs, so
+    /// it needs its own explicit yes.
+    pub reset_master: bool,
+    /// A named bundle of the statement choices: `ibench` (the defaults) or
+    /// `iibench` (the reference client's: server keys, literal statements,
+    /// its data, l.x's 100 rows, its wait step). Choices given explicitly
+    /// override the bundle's.
+    pub compat: Compat,
     /// A guard: any step stops after this many seconds.
     pub max_seconds: Option<f64>,
     /// Length of the per-interval series, in seconds.
@@ -142,6 +175,67 @@ impl Distribution {
     }
 }
 
+/// How the Insert Benchmark's statements are sent.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Statements {
+    /// Server-side prepared statements with binary parameters.
+    #[default]
+    Prepared,
+    /// SQL text with the values in it, as the reference client sends it.
+    Literal,
+}
+
+/// What the generated rows hold.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DataMode {
+    /// ibench's rows: `data` compressible to `ratio`, a clock-like `dateandtime`.
+    #[default]
+    Ibench,
+    /// The reference client's: its `data` construction, one `dateandtime`
+    /// per batch.
+    Iibench,
+}
+
+/// The wait step's maintenance.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MaintenanceStyle {
+    /// Maintenance, then `wait_seconds` of sleep.
+    #[default]
+    Ibench,
+    /// The reference scripts' procedure per DBMS, the step lasting `wait_seconds` in all.
+    Iibench,
+}
+
+/// A named bundle of statement choices.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Compat {
+    /// ibench's own choices.
+    #[default]
+    Ibench,
+    /// The reference client's (iibench.py and its scripts).
+    Iibench,
+}
+
+impl Compat {
+    /// The choices this bundle makes: (parameter, value).
+    pub fn bundle(self) -> Vec<(&'static str, Value)> {
+        match self {
+            Compat::Ibench => Vec::new(),
+            Compat::Iibench => vec![
+                ("server_keys", Value::from(true)),
+                ("statements", Value::from("literal")),
+                ("data", Value::from("iibench")),
+                ("lx_rows", Value::from(100)),
+                ("maintenance", Value::from("iibench")),
+            ],
+        }
+    }
+}
+
 /// What verify checks after write steps and at the end of a run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -219,6 +313,13 @@ impl Config {
             ratio: 0.5,
             seed: 0,
             server_keys: false,
+            statements: Statements::Prepared,
+            data: DataMode::Ibench,
+            data_random_pct: 50,
+            lx_rows: 0,
+            maintenance: MaintenanceStyle::Ibench,
+            reset_master: false,
+            compat: Compat::Ibench,
             max_seconds: None,
             interval_seconds: 1.0,
             verify_sample: 100,
@@ -305,6 +406,20 @@ impl Config {
                 merged.insert(key.clone(), value.clone());
             }
         }
+        // A compat bundle sets the choices no layer gave explicitly.
+        if let Some(compat) = merged.get("compat").cloned() {
+            let compat: Compat = serde_json::from_value(compat.clone()).map_err(|_| {
+                Error::config(
+                    "compat",
+                    format!("{compat} is not valid here: expected ibench or iibench"),
+                )
+            })?;
+            for (key, value) in compat.bundle() {
+                if !layers.iter().any(|l| l.contains_key(key)) {
+                    merged.insert(key.to_string(), value);
+                }
+            }
+        }
         let config: Config = serde_json::from_value(Value::Object(merged.clone())).map_err(|e| {
             // serde does not say which field failed: find it by trying each
             // given value alone on the preset.
@@ -345,10 +460,27 @@ impl Config {
         self.steps.iter().map(|s| Step::parse(s)).collect()
     }
 
-    /// The wait step's sleep.
+    /// The generator of table `table`'s rows.
+    pub fn row_spec(&self, table: u64) -> crate::gen::RowSpec {
+        crate::gen::RowSpec {
+            seed: self.seed,
+            table,
+            data_length: crate::gen::Length::Uniform {
+                min: self.data_length[0],
+                max: self.data_length[1],
+            },
+            ratio: self.ratio,
+            data_random_pct: (self.data == DataMode::Iibench).then_some(self.data_random_pct),
+            ..crate::gen::RowSpec::default()
+        }
+    }
+
+    /// The wait step's length in seconds: `wait_seconds`, else the
+    /// reference's X = min(1200, 60 + M / 10⁶) for the M rows l.i0 loads in
+    /// all (every client's).
     pub fn wait(&self) -> f64 {
-        self.wait_seconds
-            .unwrap_or((60.0 + self.rows_l_i0 as f64 / 1e6).min(1200.0))
+        let loaded = self.rows_l_i0 as f64 * self.clients as f64;
+        self.wait_seconds.unwrap_or((60.0 + loaded / 1e6).min(1200.0))
     }
 
     /// Checks every value; errors name the parameter.
@@ -430,6 +562,12 @@ impl Config {
         crate::gen::Length::Uniform { min, max }.check("data_length")?;
         crate::gen::Compressible::new(self.ratio, crate::gen::Alphabet::Text, "ratio")?;
         self.check_kv()?;
+        if self.data_random_pct > 100 {
+            return Err(Error::config(
+                "data_random_pct",
+                format!("must be 0 to 100, got {}", self.data_random_pct),
+            ));
+        }
         if self.server_keys && self.shared_table && self.clients > 1 {
             return Err(Error::config(
                 "server_keys",

@@ -13,13 +13,17 @@ Each test states one behaviour of the generators as a sentence:
 
 from __future__ import annotations
 
+import base64
 import collections
 import math
+import os
+import random
 import re
 import subprocess
 import sys
 import threading
 import time
+import zlib
 from datetime import datetime, timedelta
 from fractions import Fraction
 from pathlib import Path
@@ -577,6 +581,58 @@ def test_the_cli_rejects_a_bad_argument_by_name_and_writes_no_file(tmp_path, nam
     assert done.returncode != 0
     assert arg_named(name, done.stderr), done.stderr
     assert not out.exists()
+
+
+# --- the reference client's data ------------------------------------------
+
+
+def reference_data(n: int, length: tuple[int, int], pct: int, seed: int = 1) -> bytes:
+    """The data column as iibench.py builds it (../shared/research/iibench.md §2):
+    a base64 buffer of 4 MiB from os.urandom; per row a length uniform in
+    [min, max], then 'a' × (len − r) and r characters of the buffer from a
+    random offset, r = int(len × 0.75 × pct / 100)."""
+    rng = random.Random(seed)
+    buf = base64.b64encode(os.urandom(4 << 20)).decode()
+    out = []
+    for _ in range(n):
+        size = rng.randrange(length[0], length[1] + 1)
+        r = int(size * 0.75 * pct / 100)
+        at = rng.randrange(0, len(buf) - r)
+        out.append("a" * (size - r) + buf[at : at + r])
+    return "".join(out).encode()
+
+
+def compressed_ratio(raw: bytes) -> float:
+    return len(zlib.compress(raw, 6)) / len(raw)
+
+
+@pytest.mark.parametrize(("length", "pct"), [((10, 20), 50), ((100, 200), 50), ((10, 20), 100), ((100, 200), 20)])
+def test_reference_data_compresses_like_the_reference_clients(length, pct):
+    n = 200_000 if length[1] <= 20 else 30_000
+    ours = "".join(gen.rows(n, data_length=length, data_random_pct=pct).column("data").to_pylist()).encode()
+    theirs = reference_data(n, length, pct)
+    assert compressed_ratio(ours) == pytest.approx(compressed_ratio(theirs), abs=0.03)
+    assert len(ours) == pytest.approx(len(theirs), rel=0.01), "the same length distribution"
+
+
+def test_reference_data_is_a_pads_then_base64_characters():
+    data = gen.rows(1000, data_length=(10, 20), data_random_pct=50).column("data").to_pylist()
+    for value in data:
+        r = int(len(value) * 0.75 * 50 / 100)
+        assert value[: len(value) - r] == "a" * (len(value) - r)
+        assert re.fullmatch(r"[A-Za-z0-9+/]*", value[len(value) - r :]), value
+    assert gen.rows(1000, data_random_pct=50).equals(gen.rows(1000, data_random_pct=50)), "deterministic"
+
+
+def test_ibench_data_is_not_the_references():
+    # The difference the compat mode removes: half of ibench's characters are random.
+    ours = "".join(gen.rows(200_000).column("data").to_pylist()).encode()
+    assert compressed_ratio(ours) - compressed_ratio(reference_data(200_000, (10, 20), 50)) > 0.05
+
+
+def test_a_data_random_pct_above_100_is_refused_by_name():
+    with pytest.raises(ibench.ConfigError, match="data_random_pct"):
+        gen.rows(10, data_random_pct=101)
 
 
 # --- the type stubs --------------------------------------------------------

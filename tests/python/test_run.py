@@ -56,6 +56,7 @@ OPS = ("insert", "delete", "query")
 PERCENTILES = ("p50", "p90", "p99", "p999", "max")
 
 LATENCY_COLUMNS = [f"{op}_{time}_{p}_us" for op, time, p in itertools.product(OPS, ("resp", "svc"), PERCENTILES)]
+LAG_COLUMNS = [f"{op}_lag_{p}_us" for op, p in itertools.product(("insert", "delete"), ("p50", "p99", "max"))]
 
 DOC_TYPES = {
     "Utf8": pa.string(),
@@ -99,7 +100,9 @@ def doc_schema(table: str) -> list[tuple[str, pa.DataType, bool]]:
         if len(cells) != 4 or cells[0] in ("column", "---") or set(cells[0]) == {"-"}:
             continue
         name, typ, null = cells[0].strip("`"), DOC_TYPES[cells[1]], cells[2] == "yes"
-        if "{" in name:
+        if name == r"{insert\|delete}_lag_{p50\|p99\|max}_us":
+            columns += [(c, typ, null) for c in LAG_COLUMNS]
+        elif "{" in name:
             assert name == r"{op}_{resp\|svc}_{p50\|p90\|p99\|p999\|max}_us", name
             columns += [(c, typ, null) for c in LATENCY_COLUMNS]
         else:
@@ -201,8 +204,9 @@ def test_each_documented_column_has_the_documented_arrow_type_and_nullability(
 
 def test_steps_has_the_30_latency_columns() -> None:
     names = [name for name, _, _ in doc_schema("steps")]
-    assert [n for n in names if n.endswith("_us")] == LATENCY_COLUMNS
+    assert [n for n in names if n.endswith("_us") and "_lag_" not in n] == LATENCY_COLUMNS
     assert len(LATENCY_COLUMNS) == 30
+    assert [n for n in names if "_lag_" in n] == LAG_COLUMNS
 
 
 def test_timestamps_read_into_pandas_as_timezone_aware_utc_datetimes(quick: ibench.Results) -> None:
@@ -237,7 +241,8 @@ def test_nullable_booleans_hold_true_false_or_null(quick: ibench.Results) -> Non
 
 def test_histograms_hold_bytes_in_nanoseconds_for_each_step_op_and_time_kind(quick: ibench.Results) -> None:
     h = quick.histograms
-    assert set(h["unit"]) == {"ns"} and set(h["time"]) == {"response", "service"}
+    assert set(h["unit"]) == {"ns"} and set(h["time"]) == {"response", "service", "lag"}
+    assert h.loc[h["time"] == "lag", "t_s"].isna().all()
     assert all(isinstance(b, bytes) and b for b in h["histogram"])
     whole = h[h["t_s"].isna()]
     assert not whole.duplicated(["run_id", "step", "op", "time"]).any()
@@ -580,3 +585,22 @@ def test_latency_over_time_plots_the_merged_percentiles_of_all_clients(tmp_path:
     p50 = fig.axes[0].lines[0]
     assert p50.get_label() == "p50"
     assert list(p50.get_ydata()) == pytest.approx(list(merged["p50_us"].astype(float) / 1000.0))
+
+
+# --- compat = "iibench" ------------------------------------------------------------
+
+
+def test_compat_iibench_runs_the_reference_workload_and_an_explicit_choice_overrides_it(tmp_path: Path) -> None:
+    db = f"sqlite:{tmp_path / 'compat.db'}"
+    r = ibench.run(
+        db=db, steps=["l.i0", "l.x", "l.i1"], compat="iibench", statements="prepared",
+        rows_l_i0=2000, rows_l_i1=500, out=tmp_path / "out", progress=False,
+    )
+    config = json.loads(r.runs["config"].iloc[0])
+    assert {k: config[k] for k in ("compat", "server_keys", "statements", "data", "lx_rows", "maintenance")} == {
+        "compat": "iibench", "server_keys": True, "statements": "prepared",
+        "data": "iibench", "lx_rows": 100, "maintenance": "iibench",
+    }
+    assert step_row(r, "l.x").live_rows == 2100, "l.x inserts the reference's 100 rows first"
+    assert step_row(r, "l.i1").live_rows == 2100, "l.i1's deletes keep the size"
+    assert step_row(r, "l.i1").verified and r.runs["verified"].iloc[0]

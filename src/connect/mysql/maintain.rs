@@ -1,0 +1,384 @@
+//! The wait step on MySQL and MariaDB, and the global settings it changes
+//! (each restored on every path: error, stop, panic).
+//!
+//! ibench's: InnoDB lowers `innodb_max_dirty_pages_pct` to 0 until the
+//! buffer pool is written back; MyRocks flushes the memtable and L0 and
+//! waits until no compaction runs; then ANALYZE TABLE of each table.
+//!
+//! The reference scripts' (`vac_my`): optionally `RESET MASTER`; ANALYZE
+//! TABLE of every table in the background; InnoDB sets
+//! `innodb_max_dirty_pages_pct_lwm = 1`, `innodb_max_dirty_pages_pct = 1`
+//! and `innodb_idle_flush_pct = 100` (where the server has it) for the rest
+//! of the wait; MyRocks waits until no compaction runs, then
+//! `rocksdb_force_flush_memtable_now`, 20 s, `rocksdb_compact_lzero_now`
+//! (where the server has it); the settings come back at the end.
+
+use super::session::MysqlSession;
+use super::{my_err, privileged};
+use crate::connect::sql::Engine;
+use crate::connect::Maintenance;
+use crate::error::{Error, Result};
+use crate::stop::Stop;
+use mysql::prelude::Queryable;
+use mysql::{Conn, Opts};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// How long ibench's write-back and compaction waits last at most.
+const SETTLE_LIMIT: Duration = Duration::from_secs(300);
+
+/// How long MyRocks must show no compaction before it counts as quiet.
+const QUIET_FOR: Duration = Duration::from_secs(1);
+
+/// A global variable ibench changed, set back to its old value by
+/// [`Restore::now`] or, failing that, when dropped.
+pub(super) struct Restore {
+    opts: Opts,
+    target: String,
+    name: String,
+    value: String,
+    restored: bool,
+}
+
+impl Restore {
+    /// Restores the value through `conn`, or through a new connection when
+    /// there is none or it fails (it may have been killed).
+    pub(super) fn now(&mut self, conn: Option<&mut Conn>) -> Result<()> {
+        if self.restored {
+            return Ok(());
+        }
+        // Numbers and ON/OFF as they are (numeric variables refuse a string), anything else quoted.
+        let v = &self.value;
+        let literal = if v.parse::<f64>().is_ok() || matches!(v.as_str(), "ON" | "OFF") {
+            v.clone()
+        } else {
+            format!("'{}'", v.replace('\'', "''"))
+        };
+        let sql = format!("SET GLOBAL {} = {literal}", self.name);
+        let through = |c: &mut Conn| c.query_drop(&sql);
+        let result = match conn {
+            Some(c) => through(c).or_else(|_| Conn::new(self.opts.clone()).and_then(|mut c| through(&mut c))),
+            None => Conn::new(self.opts.clone()).and_then(|mut c| through(&mut c)),
+        };
+        self.restored = result.is_ok();
+        result.map_err(|e| my_err(&self.target, &format!("restore {}", self.name), e))
+    }
+}
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        let _ = self.now(None);
+    }
+}
+
+/// Sleeps until `until` or a stop request.
+fn sleep_until(until: Instant, stop: &Stop) {
+    while !stop.requested() {
+        let now = Instant::now();
+        if now >= until {
+            return;
+        }
+        std::thread::sleep((until - now).min(Duration::from_millis(50)));
+    }
+}
+
+impl MysqlSession {
+    pub(super) fn status(&mut self, name: &str) -> Result<u64> {
+        let row: Option<(String, String)> = self
+            .conn
+            .query_first(format!("SHOW GLOBAL STATUS LIKE '{name}'"))
+            .map_err(|e| my_err(&self.target, "status", e))?;
+        Ok(row.and_then(|(_, v)| v.parse().ok()).unwrap_or(0))
+    }
+
+    /// True when the server has global variable `name`.
+    fn has_variable(&mut self, name: &str) -> Result<bool> {
+        let row: Option<(String, String)> = self
+            .conn
+            .query_first(format!("SHOW GLOBAL VARIABLES LIKE '{name}'"))
+            .map_err(|e| my_err(&self.target, "variables", e))?;
+        Ok(row.is_some())
+    }
+
+    /// Sets a global variable, restoring its old value when the returned
+    /// guard is dropped (on every path: error, stop, panic). None, with a
+    /// note, when the user lacks the privilege (SUPER, SYSTEM_VARIABLES_ADMIN).
+    pub(super) fn set_global(&mut self, name: &str, value: &str, notes: &mut Vec<String>) -> Result<Option<Restore>> {
+        let old: Option<String> = self
+            .conn
+            .query_first(format!("SELECT CAST(@@GLOBAL.{name} AS CHAR)"))
+            .map_err(|e| my_err(&self.target, &format!("read {name}"), e))?;
+        let set = self.run(&format!("SET GLOBAL {name}"), &format!("SET GLOBAL {name} = {value}"));
+        if !privileged(&format!("SET GLOBAL {name} = {value}"), set, notes)? {
+            return Ok(None);
+        }
+        Ok(Some(Restore {
+            opts: self.opts.clone(),
+            target: self.target.clone(),
+            name: name.to_string(),
+            value: old.unwrap_or_default(),
+            restored: false,
+        }))
+    }
+
+    /// Sets `name` when the server has it; else a note that it was skipped.
+    fn set_global_if_present(&mut self, name: &str, value: &str, notes: &mut Vec<String>) -> Result<Option<Restore>> {
+        if self.has_variable(name)? {
+            self.set_global(name, value, notes)
+        } else {
+            notes.push(format!(
+                "SET GLOBAL {name} = {value} skipped: this server has no {name}"
+            ));
+            Ok(None)
+        }
+    }
+
+    /// Sets a trigger variable (`... = 1` starts work; nothing to restore),
+    /// skipped with a note when the server lacks it or the user the privilege.
+    fn trigger(&mut self, name: &str, notes: &mut Vec<String>) -> Result<()> {
+        if !self.has_variable(name)? {
+            notes.push(format!("SET GLOBAL {name} = 1 skipped: this server has no {name}"));
+            return Ok(());
+        }
+        let done = self.run(name, &format!("SET GLOBAL {name} = 1"));
+        privileged(&format!("SET GLOBAL {name} = 1"), done, notes).map(|_| ())
+    }
+
+    /// InnoDB: lowers the dirty-page limit until the buffer pool is written
+    /// back (for up to [`SETTLE_LIMIT`], or until a stop), then restores it.
+    /// Giving up is a note, never silent.
+    fn write_back_dirty_pages(&mut self, stop: &Stop, notes: &mut Vec<String>) -> Result<()> {
+        let Some(mut restore) = self.set_global("innodb_max_dirty_pages_pct", "0", notes)? else {
+            return Ok(());
+        };
+        let start = Instant::now();
+        let mut dirty = 0;
+        let flushed = self.poll_until(SETTLE_LIMIT, stop, |s| {
+            dirty = s.status("Innodb_buffer_pool_pages_dirty")?;
+            Ok(dirty < 16)
+        });
+        let restored = restore.now(Some(&mut self.conn));
+        if matches!(flushed, Ok(false)) && !stop.requested() {
+            notes.push(format!(
+                "InnoDB still had {dirty} dirty pages after {:.0} s of write-back; the wait went on without it",
+                start.elapsed().as_secs_f64()
+            ));
+        }
+        flushed.and(restored).map(|_| ())
+    }
+
+    /// MyRocks: true while a compaction or flush runs or is due: a compaction the
+    /// event log shows started, not finished and its inputs still on disk (a local server);
+    /// `information_schema.rocksdb_active_compaction_stats` where the server
+    /// has it (MySQL's MyRocks); each column family's pending flags and live
+    /// versions, and the manual compactions running.
+    fn rocksdb_busy(&mut self) -> Result<bool> {
+        let target = self.target.clone();
+        if let Some(log) = self.rocksdb_log.as_mut() {
+            if log.running().unwrap_or(0) > 0 {
+                return Ok(true);
+            }
+        }
+        let err = |e| my_err(&target, "compaction state", e);
+        let active = match self.active_compactions {
+            Some(known) => known,
+            None => {
+                let n: Option<u64> = self
+                    .conn
+                    .query_first(
+                        "SELECT COUNT(*) FROM information_schema.tables
+                         WHERE table_schema = 'information_schema' AND table_name = 'ROCKSDB_ACTIVE_COMPACTION_STATS'",
+                    )
+                    .map_err(err)?;
+                let known = n.unwrap_or(0) > 0;
+                self.active_compactions = Some(known);
+                known
+            }
+        };
+        if active {
+            let n: Option<u64> = self
+                .conn
+                .query_first("SELECT COUNT(*) FROM information_schema.rocksdb_active_compaction_stats")
+                .map_err(err)?;
+            return Ok(n.unwrap_or(0) > 0);
+        }
+        let pending: Option<u64> = self
+            .conn
+            .query_first(
+                "SELECT COUNT(*) FROM information_schema.ROCKSDB_CFSTATS
+                 WHERE (STAT_TYPE IN ('COMPACTION_PENDING', 'MEM_TABLE_FLUSH_PENDING', 'NUM_IMMUTABLE_MEM_TABLE') AND VALUE > 0)
+                    OR (STAT_TYPE = 'NUM_LIVE_VERSIONS' AND VALUE > 1)",
+            )
+            .map_err(err)?;
+        Ok(pending.unwrap_or(0) > 0 || self.status("Rocksdb_manual_compactions_running")? > 0)
+    }
+
+    /// MyRocks: waits until no compaction has run for [`QUIET_FOR`] (polls
+    /// every 200 ms, the compaction byte counter unchanged too), for up to
+    /// `limit` or until a stop. Returns false, with a note, when it gave up.
+    fn wait_for_rocksdb(&mut self, limit: Duration, stop: &Stop, notes: &mut Vec<String>) -> Result<bool> {
+        let start = Instant::now();
+        let mut quiet_since: Option<(Instant, u64)> = None;
+        let quiet = self.poll_until(limit, stop, |s| {
+            let written = s.status("Rocksdb_compact_write_bytes")?;
+            if s.rocksdb_busy()? {
+                quiet_since = None;
+                return Ok(false);
+            }
+            match quiet_since {
+                Some((since, bytes)) if bytes == written => Ok(since.elapsed() >= QUIET_FOR),
+                _ => {
+                    quiet_since = Some((Instant::now(), written));
+                    Ok(false)
+                }
+            }
+        })?;
+        if !quiet && !stop.requested() {
+            notes.push(format!(
+                "MyRocks compaction was still running after {:.0} s; the wait went on without it",
+                start.elapsed().as_secs_f64()
+            ));
+        }
+        Ok(quiet)
+    }
+
+    /// ibench's maintenance: InnoDB writes back its dirty pages, MyRocks
+    /// flushes the memtable and L0 and waits until no compaction runs; then
+    /// ANALYZE TABLE of each table. A stop request ends the waits;
+    /// statements needing a privilege the user lacks are skipped with a note.
+    pub(super) fn settle_and_analyze(&mut self, tables: &[String], stop: &Stop) -> Result<Vec<String>> {
+        let mut notes = Vec::new();
+        match self.engine {
+            Engine::InnoDb => self.write_back_dirty_pages(stop, &mut notes)?,
+            Engine::RocksDb => {
+                self.trigger("rocksdb_force_flush_memtable_and_lzero_now", &mut notes)?;
+                self.wait_for_rocksdb(SETTLE_LIMIT, stop, &mut notes)?;
+            }
+        }
+        for t in tables {
+            if stop.requested() {
+                break;
+            }
+            self.run("analyze", &format!("ANALYZE TABLE {t}"))?;
+        }
+        Ok(notes)
+    }
+
+    /// What flush does: InnoDB's dirty pages, MyRocks' memtable.
+    pub(super) fn flush_engine(&mut self, stop: &Stop) -> Result<Vec<String>> {
+        let mut notes = Vec::new();
+        match self.engine {
+            Engine::InnoDb => self.write_back_dirty_pages(stop, &mut notes)?,
+            Engine::RocksDb => self.trigger("rocksdb_force_flush_memtable_now", &mut notes)?,
+        }
+        Ok(notes)
+    }
+
+    /// The reference scripts' `vac_my` (see the module's comment), the
+    /// whole of it ending at `m.until` at the earliest.
+    pub(super) fn reference_maintenance(&mut self, m: &Maintenance<'_>) -> Result<Vec<String>> {
+        let mut notes = Vec::new();
+        if m.reset_master {
+            let done = self.run("RESET MASTER", "RESET MASTER");
+            privileged("RESET MASTER", done, &mut notes)?;
+        }
+        let ids: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+        let (opts, target) = (self.opts.clone(), self.target.clone());
+        let opts = &opts;
+        let (procedure, analyzed) = std::thread::scope(|scope| {
+            let analyzes: Vec<_> = m
+                .tables
+                .iter()
+                .map(|t| {
+                    let (ids, target) = (&ids, target.as_str());
+                    scope.spawn(move || -> Result<()> {
+                        let mut c = Conn::new(opts.clone()).map_err(|e| my_err(target, "connect", e))?;
+                        ids.lock().unwrap_or_else(|p| p.into_inner()).push(c.connection_id());
+                        c.query_drop(format!("ANALYZE TABLE {t}"))
+                            .map_err(|e| my_err(target, "analyze", e))
+                    })
+                })
+                .collect();
+            let mut restores = Vec::new();
+            let procedure = (|| -> Result<()> {
+                match self.engine {
+                    Engine::InnoDb => {
+                        for (name, value) in [
+                            ("innodb_max_dirty_pages_pct_lwm", "1"),
+                            ("innodb_max_dirty_pages_pct", "1"),
+                        ] {
+                            restores.extend(self.set_global(name, value, &mut notes)?);
+                        }
+                        restores.extend(self.set_global_if_present("innodb_idle_flush_pct", "100", &mut notes)?);
+                    }
+                    Engine::RocksDb => {
+                        self.wait_for_rocksdb(Duration::MAX, m.stop, &mut notes)?;
+                        self.trigger("rocksdb_force_flush_memtable_now", &mut notes)?;
+                        sleep_until(Instant::now() + Duration::from_secs(20), m.stop);
+                        if !m.stop.requested() {
+                            self.trigger("rocksdb_compact_lzero_now", &mut notes)?;
+                        }
+                    }
+                }
+                sleep_until(m.until, m.stop);
+                Ok(())
+            })();
+            // A stop cancels the ANALYZEs still running, each once.
+            let mut killed = 0;
+            while !analyzes.iter().all(|h| h.is_finished()) {
+                if m.stop.requested() {
+                    let ids = ids.lock().unwrap_or_else(|p| p.into_inner());
+                    for id in &ids[killed..] {
+                        if let Ok(mut c) = Conn::new(opts.clone()) {
+                            let _ = c.query_drop(format!("KILL QUERY {id}"));
+                        }
+                    }
+                    killed = ids.len();
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let analyzed: Vec<Result<()>> = analyzes
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(Error::database(&target, "an ANALYZE thread panicked")))
+                })
+                .collect();
+            // Back in the reverse order of setting (the limit before its low-water mark).
+            let mut restored = Ok(());
+            while let Some(mut r) = restores.pop() {
+                let done = r.now(Some(&mut self.conn));
+                restored = restored.and(done);
+            }
+            (procedure.and(restored), analyzed)
+        });
+        procedure?;
+        for a in analyzed {
+            match a {
+                Err(e) if e.is_canceled() && m.stop.requested() => {}
+                other => other?,
+            }
+        }
+        Ok(notes)
+    }
+
+    /// Polls `done` every 200 ms until it holds (true), `limit` passes or a
+    /// stop is requested (false).
+    fn poll_until(
+        &mut self,
+        limit: Duration,
+        stop: &Stop,
+        mut done: impl FnMut(&mut Self) -> Result<bool>,
+    ) -> Result<bool> {
+        let start = Instant::now();
+        loop {
+            if done(self)? {
+                return Ok(true);
+            }
+            if start.elapsed() >= limit || stop.requested() {
+                return Ok(false);
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+}

@@ -1,0 +1,351 @@
+//! `mysql://user:pass@host:port/db?engine=innodb|rocksdb&socket=PATH&engine_options=...`
+//! — MySQL and MariaDB through the `mysql` crate, InnoDB or the RocksDB
+//! engine (MyRocks).
+//!
+//! InnoDB gets its three indexes in one ALTER TABLE, RocksDB one ALTER per
+//! index. `session.rs` runs the benchmark's statements, server-side
+//! prepared or as text; `maintain.rs` the wait step and the settings it
+//! changes and restores; `kv.rs` the key/value steps.
+
+mod kv;
+mod maintain;
+mod rocksdb_log;
+mod session;
+
+use super::sql::{Dialect, Engine, SessionSql};
+use super::{Connector, KvSession, Session, SessionSpec, Sizes};
+use crate::error::{DbErrorKind, Error, Result};
+use mysql::prelude::Queryable;
+use mysql::{Conn, Opts, OptsBuilder};
+use session::MysqlSession;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The MySQL/MariaDB connector.
+pub struct MysqlConnector {
+    opts: Opts,
+    engine: Engine,
+    engine_options: String,
+    target: String,
+    /// The server's `datadir` when it runs on this host, read once.
+    datadir: OnceLock<Option<PathBuf>>,
+    /// MyRocks' data directory (`rocksdb_datadir`, relative to `datadir`), read once.
+    rocksdb_dir: OnceLock<Option<PathBuf>>,
+    spec: SessionSpec,
+}
+
+/// Maps a server error to its kind: deadlocks (1213) and lock wait timeouts
+/// (1205) are retryable; a missing privilege (1227 SUPER and the like, 1142
+/// on a table, 1044 on a database) is skipped by maintenance; 1317 is a
+/// statement killed by `KILL QUERY` (a stop request).
+pub(super) fn my_err(target: &str, what: &str, e: mysql::Error) -> Error {
+    match e {
+        mysql::Error::MySqlError(m) => {
+            let kind = match m.code {
+                1213 | 1205 => DbErrorKind::Retryable,
+                1227 | 1142 | 1044 | 1370 => DbErrorKind::Privilege,
+                1317 | 3024 | 1969 => DbErrorKind::Canceled,
+                _ => DbErrorKind::Other,
+            };
+            Error::database_kind(target, format!("{what}: {} ({})", m.message, m.code), kind)
+        }
+        other => Error::database(target, format!("{what}: {other}")),
+    }
+}
+
+/// Runs a privileged maintenance statement: a missing privilege is a note
+/// of what was skipped, not a failure.
+pub(super) fn privileged(what: &str, result: Result<()>, notes: &mut Vec<String>) -> Result<bool> {
+    match result {
+        Ok(()) => Ok(true),
+        Err(e) if e.is_privilege() => {
+            notes.push(format!("{what} skipped: {e}"));
+            Ok(false)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// A schema or table name as MySQL names its file: letters, digits and `_`
+/// as they are, any other character as `@` and four hex digits.
+fn file_name(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c.to_string()
+            } else {
+                format!("@{:04x}", c as u32)
+            }
+        })
+        .collect()
+}
+
+impl MysqlConnector {
+    /// Parses `dsn` and checks that the server answers and has the engine.
+    pub fn new(dsn: &str) -> Result<Self> {
+        let bad = |why: String| Error::config("db", format!("{:?}: {why}", super::redact(dsn)));
+        let (base, query) = super::dsn::split(dsn);
+        let (mut engine, mut socket, mut engine_options, mut rest) = (Engine::InnoDb, None, String::new(), Vec::new());
+        for (name, v) in query {
+            match name.as_str() {
+                "engine" => {
+                    engine = match v.to_ascii_lowercase().as_str() {
+                        "innodb" => Engine::InnoDb,
+                        "rocksdb" | "myrocks" => Engine::RocksDb,
+                        _ => return Err(bad(format!("engine {v:?}: expected innodb or rocksdb"))),
+                    }
+                }
+                "socket" => socket = Some(v),
+                "engine_options" => engine_options = v,
+                _ => rest.push((name, v)),
+            }
+        }
+        // The driver's own options go back to it, encoded again.
+        let url = if rest.is_empty() {
+            base.to_string()
+        } else {
+            let query: String = url::form_urlencoded::Serializer::new(String::new())
+                .extend_pairs(&rest)
+                .finish();
+            format!("{base}?{query}")
+        };
+        let opts = Opts::from_url(&url).map_err(|e| bad(format!("not a MySQL DSN: {e}")))?;
+        let user = opts.get_user().unwrap_or("").to_string();
+        let target = format!(
+            "mysql://{user}@{}:{}/{}?engine={}",
+            opts.get_ip_or_hostname(),
+            opts.get_tcp_port(),
+            opts.get_db_name().unwrap_or(""),
+            engine.sql().to_lowercase()
+        );
+        let opts: Opts = OptsBuilder::from_opts(opts)
+            .tcp_connect_timeout(Some(CONNECT_TIMEOUT))
+            .socket(socket)
+            .into();
+        let connector = MysqlConnector {
+            opts,
+            engine,
+            engine_options,
+            target,
+            datadir: OnceLock::new(),
+            rocksdb_dir: OnceLock::new(),
+            spec: SessionSpec::default(),
+        };
+        let mut conn = connector.connect()?;
+        // As text: a run with literal statements prepares nothing on the server.
+        let supported: Option<String> = conn
+            .query_first(format!(
+                "SELECT support FROM information_schema.engines WHERE engine = '{}'",
+                engine.sql()
+            ))
+            .map_err(|e| my_err(&connector.target, "engine check", e))?;
+        if !matches!(supported.as_deref(), Some("YES" | "DEFAULT")) {
+            return Err(Error::database(
+                &connector.target,
+                format!(
+                    "the server has no {} engine (for MyRocks on MariaDB: mariadb-plugin-rocksdb, loaded at start-up)",
+                    engine.sql()
+                ),
+            ));
+        }
+        Ok(connector)
+    }
+
+    fn connect(&self) -> Result<Conn> {
+        Conn::new(self.opts.clone()).map_err(|e| {
+            let user = self.opts.get_user().unwrap_or("");
+            let cause = match &e {
+                mysql::Error::MySqlError(m) => format!("{} ({})", m.message, m.code),
+                other => other.to_string(),
+            };
+            Error::database(&self.target, format!("cannot connect as user {user:?}: {cause}"))
+        })
+    }
+
+    fn open_session(&self) -> Result<MysqlSession> {
+        Ok(MysqlSession {
+            conn: self.connect()?,
+            opts: self.opts.clone(),
+            sql: SessionSql::new(Dialect::Mysql {
+                engine: self.engine,
+                options: self.engine_options.clone(),
+            }),
+            spec: self.spec,
+            inserts: (String::new(), std::collections::HashMap::new()),
+            kv_puts: std::collections::HashMap::new(),
+            engine: self.engine,
+            target: self.target.clone(),
+            active_compactions: None,
+            rocksdb_log: match self.engine {
+                // A local server's event log says which compactions run.
+                Engine::RocksDb => self
+                    .data_path()
+                    .and_then(|d| self.rocksdb_dir(&d))
+                    .and_then(|r| rocksdb_log::EventLog::open(r.join("LOG"))),
+                Engine::InnoDb => None,
+            },
+        })
+    }
+
+    fn local(&self) -> bool {
+        self.opts.get_socket().is_some() || super::is_local(&self.opts.get_ip_or_hostname())
+    }
+
+    /// MyRocks' directory: `rocksdb_datadir` (MariaDB `./#rocksdb`, MySQL
+    /// `./.rocksdb`), relative to `datadir`.
+    fn rocksdb_dir(&self, datadir: &std::path::Path) -> Option<PathBuf> {
+        self.rocksdb_dir
+            .get_or_init(|| {
+                let mut c = self.connect().ok()?;
+                let dir: Option<String> = c.query_first("SELECT @@rocksdb_datadir").ok()?;
+                let dir = PathBuf::from(dir?);
+                Some(if dir.is_absolute() { dir } else { datadir.join(dir) })
+            })
+            .clone()
+    }
+
+    /// Sizes from `information_schema`: estimates (InnoDB's come from its
+    /// statistics, which MySQL 8 caches for up to a day).
+    fn estimated_sizes(&self, tables: &[String]) -> Option<(u64, u64)> {
+        let mut c = self.connect().ok()?;
+        let all: Option<u64> = c
+            .query_first(
+                "SELECT CAST(COALESCE(SUM(data_length + index_length), 0) AS UNSIGNED)
+                 FROM information_schema.tables WHERE table_schema = DATABASE()",
+            )
+            .ok()
+            .flatten();
+        let mine: u64 = tables
+            .iter()
+            .filter_map(|t| {
+                c.query_first::<Option<u64>, _>(format!(
+                    "SELECT CAST(data_length + index_length AS UNSIGNED) FROM information_schema.tables
+                     WHERE table_schema = DATABASE() AND table_name = '{}'",
+                    t.replace('\'', "''")
+                ))
+                .ok()
+                .flatten()
+                .flatten()
+            })
+            .sum();
+        Some((all?, mine))
+    }
+}
+
+impl Connector for MysqlConnector {
+    fn dbms(&self) -> &'static str {
+        "mysql"
+    }
+    fn target(&self) -> String {
+        self.target.clone()
+    }
+    fn version(&self) -> Result<String> {
+        let mut c = self.connect()?;
+        let v: Option<String> = c
+            .query_first("SELECT VERSION()")
+            .map_err(|e| my_err(&self.target, "version", e))?;
+        Ok(v.unwrap_or_default())
+    }
+    fn settings(&self) -> Vec<(String, String)> {
+        vec![
+            ("engine".into(), self.engine.sql().into()),
+            ("engine_options".into(), self.engine_options.clone()),
+        ]
+    }
+    fn configuration(&self) -> Result<Vec<(String, String, String)>> {
+        let mut c = self.connect()?;
+        let rows: Vec<(String, String)> = c
+            .query("SHOW GLOBAL VARIABLES")
+            .map_err(|e| my_err(&self.target, "SHOW GLOBAL VARIABLES", e))?;
+        let mut out: Vec<(String, String, String)> = rows
+            .into_iter()
+            .map(|(name, value)| {
+                // GTID positions move with every transaction: facts of the moment, not configuration.
+                let source = if name.contains("gtid") {
+                    "sampled"
+                } else {
+                    "SHOW GLOBAL VARIABLES"
+                };
+                (name, value, source.to_string())
+            })
+            .collect();
+        out.push(("ibench_engine".into(), self.engine.sql().into(), "DSN".into()));
+        Ok(out)
+    }
+    fn server_processes(&self) -> Vec<&'static str> {
+        if self.local() {
+            vec!["mariadbd", "mysqld"]
+        } else {
+            Vec::new()
+        }
+    }
+    fn data_path(&self) -> Option<PathBuf> {
+        if !self.local() {
+            return None;
+        }
+        self.datadir
+            .get_or_init(|| {
+                let mut c = self.connect().ok()?;
+                let dir: Option<String> = c.query_first("SELECT @@datadir").ok()?;
+                dir.map(PathBuf::from)
+            })
+            .clone()
+    }
+    fn session(&self) -> Result<Box<dyn Session>> {
+        Ok(Box::new(self.open_session()?))
+    }
+    fn set_spec(&mut self, spec: SessionSpec) {
+        self.spec = spec;
+    }
+    fn kv_session(&self) -> Result<Box<dyn KvSession>> {
+        Ok(Box::new(self.open_session()?))
+    }
+    fn sizes(&self, tables: &[String]) -> Sizes {
+        // A local server's files say what is on disk now; information_schema
+        // holds estimates (and MySQL 8 caches them for up to a day).
+        let files = self
+            .data_path()
+            .filter(|d| std::fs::read_dir(d).is_ok())
+            .and_then(|datadir| {
+                let schema = datadir.join(file_name(self.opts.get_db_name()?));
+                let database = match self.engine {
+                    Engine::InnoDb => super::files_size(&schema)?,
+                    // MyRocks keeps every schema's data in one RocksDB instance.
+                    Engine::RocksDb => super::files_size(&self.rocksdb_dir(&datadir)?)?,
+                };
+                let table_files = match self.engine {
+                    Engine::InnoDb => {
+                        let ibd: Vec<_> = tables
+                            .iter()
+                            .map(|t| super::files_size(&schema.join(format!("{}.ibd", file_name(t)))))
+                            .collect();
+                        // No .ibd files (innodb_file_per_table=OFF): the tables live in the system tablespace.
+                        ibd.iter().all(Option::is_some).then(|| ibd.iter().flatten().sum())
+                    }
+                    Engine::RocksDb => None,
+                };
+                Some((database, table_files, super::files_size(&datadir)))
+            });
+        match files {
+            Some((database, table_files, datadir)) => Sizes {
+                database: Some(database),
+                // MyRocks' tables share its SST files: their size is what it reports.
+                tables: table_files.or_else(|| self.estimated_sizes(tables).map(|e| e.1)),
+                datadir,
+                note: None,
+            },
+            None => {
+                let estimated = self.estimated_sizes(tables);
+                Sizes {
+                    database: estimated.map(|e| e.0),
+                    tables: estimated.map(|e| e.1),
+                    datadir: None,
+                    note: Some("information_schema estimates: the server's data directory is not readable here".into()),
+                }
+            }
+        }
+    }
+}
