@@ -281,7 +281,7 @@ impl Dialect {
             "pk_query_ps",
             format!(
                 "PREPARE pk_query_ps ({}) as SELECT transactionid, productid, data FROM {table} WHERE transactionid in ({})",
-                vec!["int"; crate::gen::POINT_KEYS].join(","),
+                ["int"; crate::gen::POINT_KEYS].join(","),
                 marks.join(",")
             ),
         ));

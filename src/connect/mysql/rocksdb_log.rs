@@ -130,7 +130,7 @@ mod tests {
         let finish = line(7, "compaction_finished", "");
         write!(f, "{}", &finish[..20]).unwrap();
         assert_eq!(log.running().unwrap(), 2);
-        write!(f, "{}{}", &finish[20..], "2026/12/01 other text\n").unwrap();
+        writeln!(f, "{}2026/12/01 other text", &finish[20..]).unwrap();
         assert_eq!(log.running().unwrap(), 1);
         // The finish line still buffered in the server, but an input deleted.
         std::fs::remove_file(dir.path().join("000020.sst")).unwrap();
