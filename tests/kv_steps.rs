@@ -132,10 +132,14 @@ fn kv_config(db: &str, params: Value) -> Config {
 fn every_step(dsn: &str) {
     let dir = tempfile::tempdir().unwrap();
     // Random writes, reads, maintenance.
+    // Enough reads that readwhilewriting's readers outlast the writer
+    // thread's first wake-up on a busy 2-core host (with 1000 they can be
+    // done before it is scheduled, and the step has no write).
+    const READS: u64 = 30_000;
     let c = kv_config(
         dsn,
         json!({"steps": ["fillrandom", "overwrite", "overwritesome", "readwhilewriting",
-                         "readrandom", "seekrandom", "flush", "waitforcompaction"]}),
+                         "readrandom", "seekrandom", "flush", "waitforcompaction"], "reads": READS}),
     );
     let out = run(&c, dir.path());
     assert_eq!(out.results.run.status, "ok", "{dsn}: {:?}", out.results.run.error);
@@ -150,7 +154,7 @@ fn every_step(dsn: &str) {
     assert_eq!(step(&out, "overwritesome").inserts, 500);
     assert_eq!(step(&out, "fillrandom").rows_per_commit, Some(5));
     let rww = step(&out, "readwhilewriting");
-    assert_eq!(rww.queries, 1000);
+    assert_eq!(rww.queries, READS);
     assert!(rww.inserts > 0, "{dsn}: the writer wrote");
     // readrandom finds exactly the drawn keys that the table holds (the
     // state after readwhilewriting).
@@ -158,17 +162,17 @@ fn every_step(dsn: &str) {
     let o = out.results.steps.iter().position(|s| s.step == "readrandom").unwrap() as u64;
     let hits: u64 = (0..2)
         .map(|t| {
-            let keys = uniform(&c, o, t, share(1000, t, 2).1);
+            let keys = uniform(&c, o, t, share(READS, t, 2).1);
             keys.iter().filter(|k| want.contains_key(k)).count() as u64
         })
         .sum();
     let rr = step(&out, "readrandom");
-    assert_eq!((rr.queries, rr.found), (1000, Some(hits)), "{dsn}");
+    assert_eq!((rr.queries, rr.found), (READS, Some(hits)), "{dsn}");
     let max = *want.keys().last().unwrap();
     let o = o + 1;
     let seeks: u64 = (0..2)
         .map(|t| {
-            uniform(&c, o, t, share(1000, t, 2).1)
+            uniform(&c, o, t, share(READS, t, 2).1)
                 .iter()
                 .filter(|&&k| k <= max)
                 .count() as u64
