@@ -127,7 +127,12 @@ fn postgres_compat_sends_the_reference_statements_and_the_server_assigns_keys() 
             "no statement starting {prefix:?} in the server's log"
         )
     };
-    has("statement: insert into pi1 (dateandtime,cashregisterid,customerid,productid,price,data) values ('2025-01-01 ");
+    // The batch's dateandtime is the wall clock, as the reference's.
+    let today = ibench::metrics::unix_micros() / 86_400_000_000;
+    let today = time::Date::from_julian_day(2_440_588 + today as i32).unwrap();
+    has(&format!(
+        "statement: insert into pi1 (dateandtime,cashregisterid,customerid,productid,price,data) values ('{today} "
+    ));
     has("statement: delete from pi1 where transactionid in (select transactionid from pi1 where transactionid >= ");
     has("statement: select min(transactionid) from pi1");
     has("statement: select max(transactionid) from pi1");

@@ -63,8 +63,8 @@ pub struct Config {
     /// What the rows hold: `ibench` (`data` compressible to `ratio`, a
     /// clock-like `dateandtime` per row) or `iibench` (the reference's
     /// `data` construction, one `dateandtime` per batch at second
-    /// resolution). Both are deterministic: the reference's batch time is its
-    /// wall clock, ibench's the row clock of the batch's first row.
+    /// resolution, the wall clock as the reference's: the one value the seed
+    /// does not determine, so verify does not compare it).
     pub data: DataMode,
     /// `data = "iibench"`: the share of `data` meant to be random, as the
     /// reference's `--data_random_pct` (it makes int(len × 0.75 × pct/100)
