@@ -128,8 +128,7 @@ fn postgres_compat_sends_the_reference_statements_and_the_server_assigns_keys() 
         )
     };
     // The batch's dateandtime is the wall clock, as the reference's.
-    let today = ibench::metrics::unix_micros() / 86_400_000_000;
-    let today = time::Date::from_julian_day(2_440_588 + today as i32).unwrap();
+    let today = ibench::metrics::utc(ibench::metrics::unix_micros()).date();
     has(&format!(
         "statement: insert into pi1 (dateandtime,cashregisterid,customerid,productid,price,data) values ('{today} "
     ));

@@ -460,8 +460,7 @@ fn reference_range(table: &str, index: SecondaryIndex, value: &str, hinted: bool
 
 /// Unix µs as `YYYY-MM-DD HH:MM:SS[.ffffff]` (UTC), appended to `out`.
 pub(crate) fn datetime_text(micros: i64, out: &mut String) {
-    let t = time::OffsetDateTime::from_unix_timestamp_nanos(micros as i128 * 1000)
-        .unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
+    let t = crate::metrics::utc(micros);
     let _ = write!(
         out,
         "{:04}-{:02}-{:02} {:02}:{:02}:{:02}",

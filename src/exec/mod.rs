@@ -69,8 +69,7 @@ pub struct RunOutcome {
 /// A run id that sorts by start time: `20261129T233000Z-1a2b3c`.
 fn run_id() -> String {
     let micros = unix_micros();
-    let t = time::OffsetDateTime::from_unix_timestamp_nanos(micros as i128 * 1000)
-        .unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
+    let t = crate::metrics::utc(micros);
     let stamp = format!(
         "{:04}{:02}{:02}T{:02}{:02}{:02}Z",
         t.year(),

@@ -380,6 +380,11 @@ pub fn unix_micros() -> i64 {
         .unwrap_or(0)
 }
 
+/// Unix microseconds as a UTC date and time (the epoch when out of range).
+pub fn utc(micros: i64) -> time::OffsetDateTime {
+    time::OffsetDateTime::from_unix_timestamp_nanos(micros as i128 * 1000).unwrap_or(time::OffsetDateTime::UNIX_EPOCH)
+}
+
 /// A histogram serialized in HdrHistogram's compressed V2 format (the format
 /// the Java, Python and Go libraries read).
 pub fn serialize(h: &Histogram<u64>) -> Vec<u8> {
