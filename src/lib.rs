@@ -5,6 +5,7 @@
 //! (which operations a step performs) → [`exec`] (when, on which thread,
 //! against which [`connect`] session) → [`metrics`] → [`results`] → Python.
 
+pub mod campaign;
 pub mod cli;
 pub mod connect;
 pub mod error;

@@ -5,51 +5,7 @@
 
 mod common;
 
-use common::{mysql_admin, mysql_db, postgres_admin, postgres_db};
-use std::path::Path;
-
-/// Every byte of every file under `dir`.
-fn all_bytes(dir: &Path) -> Vec<u8> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let p = entry.unwrap().path();
-        if p.is_dir() {
-            out.extend(all_bytes(&p));
-        } else {
-            out.extend(std::fs::read(&p).unwrap());
-        }
-    }
-    out
-}
-
-fn contains(haystack: &[u8], needle: &str) -> bool {
-    haystack.windows(needle.len()).any(|w| w == needle.as_bytes())
-}
-
-/// Every value of every Parquet file of the run directories under `dir`, as text.
-fn decoded(dir: &Path) -> String {
-    let mut text = String::new();
-    for run in std::fs::read_dir(dir).unwrap() {
-        let run = run.unwrap().path();
-        for file in std::fs::read_dir(&run).unwrap() {
-            let path = file.unwrap().path();
-            if path.extension().is_some_and(|e| e == "parquet") {
-                let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
-                    std::fs::File::open(&path).unwrap(),
-                )
-                .unwrap()
-                .build()
-                .unwrap();
-                for batch in reader {
-                    for col in batch.unwrap().columns() {
-                        text += &format!("{col:?}");
-                    }
-                }
-            }
-        }
-    }
-    text
-}
+use common::{all_bytes, contains, decoded, mysql_admin, mysql_db, postgres_admin, postgres_db};
 
 /// Runs a short sequence on `dsn` with the CLI and checks that `password`
 /// is in none of its output, files (raw and decoded) or in the error about

@@ -23,7 +23,16 @@ fn the_result_files_keep_their_columns_types_and_nullability() {
         dir.path(),
     );
     let mut text = format!("schema_version {}\n", ibench::results::SCHEMA_VERSION);
-    for name in ["runs", "steps", "intervals", "histograms", "config"] {
+    for name in [
+        "runs",
+        "steps",
+        "intervals",
+        "histograms",
+        "config",
+        "counters",
+        "gauges",
+        "disks",
+    ] {
         let file = std::fs::File::open(out.dir.join(format!("{name}.parquet"))).unwrap();
         let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
         writeln!(text, "\n[{name}]").unwrap();

@@ -419,7 +419,14 @@ fn paced_operations_start_within_microseconds_of_their_intended_start_and_the_la
             // measures the pacer on a quiet machine (median ~1 µs); sleeping
             // alone is 40-120 µs late at the median here.
             assert!(lag_p50 < 25.0, "{step} {op:?}: median lag {lag_p50} µs");
-            assert!(lag_p99 < 5000.0, "{step} {op:?}: p99 lag {lag_p99} µs");
+            // The p99 of a short stream is one of its few largest lags (qp1000
+            // paces 60 commits: its p99 is its maximum), so one preemption
+            // under CI load (9.7 ms seen) decides it; a long stream's p99 is
+            // the tail of the pacer, not of the host.
+            let paced = if op == Op::Insert { s.inserts } else { s.deletes } / rpc;
+            if paced >= 1000 {
+                assert!(lag_p99 < 5000.0, "{step} {op:?}: p99 lag {lag_p99} µs");
+            }
             // Response − service is the lag: with a fixed service time the
             // medians of a long stream differ by it.
             if rpc > 1 {
@@ -443,6 +450,11 @@ fn paced_operations_start_within_microseconds_of_their_intended_start_and_the_la
             .iter()
             .filter(|(st, r)| st == step && r.op == Op::Insert && r.count > 0);
         for (_, r) in paced_rows {
+            // A median of a handful of operations (the last, partial interval
+            // can hold one) is one host preemption away from milliseconds.
+            if r.count < 50 {
+                continue;
+            }
             assert!(r.lag_us[0] < 100.0, "{step}: interval lag {:?}", r.lag_us);
         }
     }
@@ -463,9 +475,13 @@ fn a_stall_shows_as_schedule_lag_the_backlog_behind_it() {
         (900_000.0..1_100_000.0).contains(&max),
         "the operations behind the 1 s stall start up to 1 s late: {max} µs"
     );
+    // The median is outside the backlog (hundreds of ms behind the stall):
+    // the pacer's own lateness, µs; the bound is the other pacing tests'
+    // (a loaded CI host has woken sleepers 10+ µs late at the median).
+    let p50 = s.lag(Op::Insert, 0).unwrap();
     assert!(
-        s.lag(Op::Insert, 0).unwrap() < 10.0,
-        "outside the stall the pacer is on time"
+        p50 < 25.0,
+        "outside the stall the pacer is on time: median lag {p50} µs"
     );
     // The stall is the database's, not the pacer's: no overload warning.
     assert!(!out.results.run.warnings.iter().any(|w| w.contains("pacer woke late")));

@@ -129,7 +129,7 @@ fn a_postgres_connection_killed_mid_step_ends_the_step_with_the_servers_message(
         let killed = c
             .query(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-                 WHERE datname = 'ibench_kill' AND application_name = 'ibench' AND query LIKE 'INSERT%'",
+                 WHERE datname = 'ibench_kill' AND application_name LIKE 'ibench %' AND query LIKE 'INSERT%'",
                 &[],
             )
             .unwrap();

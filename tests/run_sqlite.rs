@@ -317,3 +317,75 @@ fn sizes_and_the_disks_counted_are_recorded() {
         );
     }
 }
+
+#[test]
+fn sqlite_s_pages_and_each_disk_are_recorded_per_step_and_interval() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite:{}", dir.path().join("db.sqlite").display());
+    let out = run(
+        &config(
+            json!({"db": db, "steps": ["l.i0", "l.x", "l.i1"], "rows_l_i0": 300_000, "rows_l_i1": 5_000,
+                       "interval_seconds": 0.02}),
+        ),
+        dir.path(),
+    );
+    assert_eq!(out.results.run.status, "ok", "{:?}", out.results.run.error);
+    let pages = |step: &str| {
+        let c = out
+            .results
+            .counters
+            .iter()
+            .find(|c| c.step == step && c.source == "sqlite" && c.name == "page_count")
+            .expect("page_count");
+        (c.start.unwrap(), c.end.unwrap())
+    };
+    let (before, after) = pages("l.i0");
+    let page_size = 4096.0;
+    // The pages hold the rows: SQLite's used pages are the tables' size.
+    let used = step(&out, "l.i0").tables_size_bytes.unwrap() as f64 / page_size;
+    assert!(after > before && after >= used, "{before} → {after} pages, {used} used");
+    assert!(pages("l.x").1 > after, "the indexes take pages");
+    // The gauge rises through the load, on the interval grid.
+    let in_use: Vec<f64> = out
+        .results
+        .gauges
+        .iter()
+        .filter(|(s, g)| s == "l.i0" && g.name == "pages_in_use")
+        .map(|(_, g)| g.value.unwrap())
+        .collect();
+    assert!(in_use.len() >= 2 && in_use.last() > in_use.first(), "{in_use:?}");
+    // Each disk: a row per interval and one for the whole step, adding up to the step's totals.
+    let batch = out.results.disks_batch().unwrap();
+    assert!(batch.num_rows() > 0);
+    let l_i0 = step(&out, "l.i0");
+    let per_step: u64 = l_i0.system.devices.iter().map(|d| d.counters.writes).sum();
+    assert_eq!(per_step, l_i0.system.disk.unwrap().writes);
+    for d in &l_i0.system.devices {
+        let util = d.util_pct().unwrap();
+        assert!((0.0..=100.0).contains(&util), "{util}");
+    }
+    let host_rows = out.results.host_intervals.iter().filter(|(s, _)| s == "l.i0").count();
+    assert!(host_rows >= 2);
+    assert!(out
+        .results
+        .host_intervals
+        .iter()
+        .all(|(_, h)| h.delta.devices.len() == l_i0.system.devices.len()));
+}
+
+#[test]
+fn a_step_shorter_than_any_interval_still_has_its_gauges_read_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite:{}", dir.path().join("db.sqlite").display());
+    let out = run(
+        &config(json!({"db": db, "steps": ["l.i0"], "rows_l_i0": 100})),
+        dir.path(),
+    );
+    assert!(step(&out, "l.i0").elapsed_s < 0.5);
+    let rows: Vec<&str> = out.results.gauges.iter().map(|(_, g)| g.name.as_str()).collect();
+    assert!(
+        rows.contains(&"pages_in_use") && rows.contains(&"wal_frames"),
+        "{rows:?}"
+    );
+    assert!(out.results.gauges.iter().all(|(s, g)| s == "l.i0" && g.t_s == 0.0));
+}

@@ -160,7 +160,7 @@ fn pg_lock(db: &str, mode: &str) -> PgLock {
 /// True when a session of database `db` runs a statement starting with `prefix` waiting on a lock.
 fn pg_waiting(db: &str, prefix: &str) -> bool {
     let sql = format!(
-        "SELECT 1 FROM pg_stat_activity WHERE datname = '{db}' AND application_name = 'ibench'
+        "SELECT 1 FROM pg_stat_activity WHERE datname = '{db}' AND application_name LIKE 'ibench %'
          AND wait_event_type = 'Lock' AND query LIKE '{prefix}%'"
     );
     !pg(&sql).is_empty()

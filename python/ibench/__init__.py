@@ -14,6 +14,7 @@ from ibench._native import (
     __version__,
     build_profile,
 )
+from ibench.campaign import campaign
 from ibench.results import Results, load
 from ibench.run import run
 
@@ -25,6 +26,7 @@ __all__ = [
     "IoError",
     "__version__",
     "build_profile",
+    "campaign",
     "gen",
     "plots",
     "tables",

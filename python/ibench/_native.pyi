@@ -1,12 +1,16 @@
 """Type stubs for the native module (checked by mypy's stubtest)."""
 
-from typing import Literal
+from typing import Literal, final
 
 import pyarrow as pa
 
 __all__ = [
     "COST_COLUMNS",
     "ConfigError",
+    "LAG_STATS",
+    "PERCENTILES",
+    "RunHandle",
+    "ServerProbe",
     "DatabaseError",
     "Error",
     "FormatError",
@@ -14,16 +18,21 @@ __all__ = [
     "__version__",
     "build_profile",
     "cli_main",
+    "histogram_counts_at_most",
     "histogram_percentiles",
     "keys",
     "merge_histograms",
+    "resolve_config",
     "rows",
     "run",
+    "step_costs",
     "values",
 ]
 __version__: str
 build_profile: Literal["debug", "release"]
 COST_COLUMNS: list[str]
+PERCENTILES: list[tuple[float, str]]
+LAG_STATS: list[tuple[float, str]]
 
 class Error(Exception):
     """Base class of every error ibench raises."""
@@ -81,3 +90,40 @@ def rows(
 def run(layers: str, out: str, config_file: str | None = None, progress: bool = True) -> tuple[str, str, str | None]: ...
 def histogram_percentiles(blob: bytes, qs: list[float]) -> list[float]: ...
 def merge_histograms(blobs: list[bytes]) -> bytes: ...
+def histogram_counts_at_most(blob: bytes, limits_us: list[float]) -> list[int]: ...
+def resolve_config(layers: str, config_file: str | None = None) -> str: ...
+def step_costs(
+    host_cpu_s: float | None,
+    client_cpu_s: float | None,
+    server_cpu_s: float | None,
+    context_switches: int | None,
+    disk: tuple[int, int, int, int] | None,
+    ops: int | None,
+    elapsed_s: float,
+) -> list[float | None]: ...
+
+@final
+class RunHandle:
+    """A run whose steps are started one by one, each at a given instant."""
+
+    def __new__(cls, layers: str, out: str, config_file: str | None = None) -> RunHandle: ...
+    @property
+    def dir(self) -> str: ...
+    @property
+    def steps(self) -> list[str]: ...
+    def step(self, ordinal: int, start_at_us: int | None = None) -> tuple[str, str | None]: ...
+    def stop(self) -> None: ...
+    def finish(self) -> tuple[str, str | None]: ...
+
+@final
+class ServerProbe:
+    """Samples the server's processes and data disks on the server's host."""
+
+    def __new__(
+        cls, dsn: str, out: str, interval_seconds: float = 1.0, password_file: str | None = None
+    ) -> ServerProbe: ...
+    @property
+    def dir(self) -> str: ...
+    def begin(self, step: str, start_at_us: int | None = None) -> None: ...
+    def end(self) -> None: ...
+    def finish(self) -> str: ...

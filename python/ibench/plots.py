@@ -1,18 +1,29 @@
 """Plots over the results schema (matplotlib). Each function takes results
-(or run directories) and returns a Figure; nothing here reads internal objects.
+(or run directories) and returns a Figure (``gauges_over_time``: None when
+there is nothing to draw); nothing here reads internal objects. Charts over
+several runs give each run one colour, by its position in the list, and
+fade and dash the lines of a step that did not run its course, its status
+after the run's label.
 """
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 # No backend is forced (without a display matplotlib falls back to Agg).
 # Figures are made by pyplot, so Jupyter's inline backend can show them, and
 # closed at once, so a returned figure shows exactly once and nothing leaks.
+import matplotlib
 import matplotlib.pyplot as plt
+import numpy as np
+import numpy.typing as npt
 import pandas as pd
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.ticker import EngFormatter, FuncFormatter, LogLocator, NullLocator
 
 from ibench import _native, tables
 from ibench.results import Results, load
@@ -20,6 +31,42 @@ from ibench.results import Results, load
 
 def _one(results: Results | str | Path) -> Results:
     return results if isinstance(results, Results) else load(results)
+
+
+def _status(r: Results, step: str, run_id: Optional[str] = None) -> str:
+    """The status of ``step`` in run ``run_id`` (default: the first run of ``r``); ok when absent."""
+    run_id = run_id if run_id is not None else str(r.runs["run_id"].iloc[0])
+    status = r.steps.loc[(r.steps["run_id"] == run_id) & (r.steps["step"] == step), "status"]
+    return str(status.iloc[0]) if len(status) else "ok"
+
+
+def _marked_title(title: str, status: str) -> str:
+    """``title``, with the step's status when it did not run its course."""
+    return title if status == "ok" else f"{title} ({status})"
+
+
+def _runs(runs: tables.RunsLike) -> list[tuple[str, str, Results]]:
+    """Every run in ``runs`` (a Results may hold several) as (run id, label,
+    the Results holding it), in order: the order gives each run its colour."""
+    loaded = tables._loaded(runs)
+    names = tables.labels(loaded)
+    return [(str(run_id), names[str(run_id)], r) for r in loaded for run_id in dict.fromkeys(r.runs["run_id"])]
+
+
+RUN_COLOURS = [matplotlib.colormaps["tab20"](i) for i in [*range(0, 20, 2), *range(1, 20, 2)]]
+"""One colour per run for 20 runs: tab20's ten strong colours (matplotlib's
+default cycle), then their lighter shades."""
+
+
+def _run_style(i: int, status: str) -> dict[str, Any]:
+    """Line properties of run ``i``: its own colour; faded and dashed (by the
+    caller) when the step did not run its course."""
+    return {"color": RUN_COLOURS[i % len(RUN_COLOURS)], "alpha": 1.0 if status == "ok" else 0.6}
+
+
+def _one_point(n: int) -> dict[str, Any]:
+    """A marker for a series of one point, which a line alone would not draw."""
+    return {"marker": "o"} if n == 1 else {}
 
 
 def _intervals(r: Results, step: str, op: str) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -45,7 +92,8 @@ def throughput_over_time(results: Results | str | Path, step: str, op: str = "in
     for client, part in per_client.groupby("client"):
         ax.plot(part["t_s"], part["rate"].astype(float) * scale, label=f"client {client}", linewidth=1)
     ax.plot(total["t_s"], total["rate"].astype(float) * scale, label="total", linewidth=2, color="black")
-    ax.set(xlabel="seconds into the step", ylabel=f"{op} {unit}", title=f"{step}: {op} throughput per interval")
+    title = _marked_title(f"{step}: {op} throughput per interval", _status(r, step))
+    ax.set(xlabel="seconds into the step", ylabel=f"{op} {unit}", title=title)
     ax.legend(loc="best", fontsize="small")
     fig.tight_layout()
     return fig
@@ -61,7 +109,7 @@ def latency_over_time(results: Results | str | Path, step: str, op: str = "inser
     for col, name in [("p50_us", "p50"), ("p99_us", "p99"), ("max_us", "max")]:
         ax.plot(merged["t_s"], merged[col].astype(float) / 1000.0, label=name)
     ax.set(xlabel="seconds into the step", ylabel="response time (ms)", yscale="log")
-    ax.set_title(f"{step}: {op} response time per interval")
+    ax.set_title(_marked_title(f"{step}: {op} response time per interval", _status(r, step)))
     ax.legend(loc="best", fontsize="small")
     fig.tight_layout()
     return fig
@@ -89,7 +137,14 @@ def latency_distribution(
         blob = _native.merge_histograms([bytes(b) for b in h["histogram"]])
         values = _native.histogram_percentiles(blob, QUANTILES)
         label = labels.loc[labels["run_id"] == res.runs["run_id"].iloc[0], "label"].iloc[0]
-        ax.plot(positions, [v / 1000.0 for v in values], marker="o", label=str(label))
+        status = _status(res, step)
+        ax.plot(
+            positions,
+            [v / 1000.0 for v in values],
+            marker="o",
+            label=_marked_title(str(label), status),
+            linestyle="-" if status == "ok" else "--",
+        )
     ax.set_xticks(positions, [f"p{q:g}" if q < 100 else "max" for q in QUANTILES])
     ax.set(ylabel=f"{time} time (ms)", yscale="log", title=f"{step}: {op} {time} time percentiles")
     ax.legend(loc="best", fontsize="small")
@@ -97,18 +152,165 @@ def latency_distribution(
     return fig
 
 
+def _error_bars(t: tables.Table, frame: pd.DataFrame, label: object) -> Optional[npt.NDArray[np.float64]]:
+    """The (2, steps) distances from each ratio of ``label`` down and up to
+    its interval's bounds (NaN: no interval); None for a table without intervals."""
+    if t.low is None or t.high is None:
+        return None
+    row = frame.loc[label].to_numpy(dtype=float)
+    low = t.low.reindex_like(frame).loc[label].to_numpy(dtype=float)
+    high = t.high.reindex_like(frame).loc[label].to_numpy(dtype=float)
+    return np.vstack([row - low, high - row])
+
+
 def relative_bars(runs: tables.RunsLike, base: Optional[str] = None) -> Figure:
-    """Throughput of each run relative to ``base`` per step, as grouped bars."""
+    """Throughput of each label relative to ``base`` per step, as grouped
+    bars, each with its confidence interval (:func:`ibench.tables.relative`)
+    as an error bar; a ratio that is not significant (its interval contains
+    1.0) is a pale bar."""
     t = tables.relative(runs, base)
     frame = t.frame.drop(index=t.frame.index[0] if base is None else base)
     fig, ax = plt.subplots(figsize=(max(6, len(frame.columns)), 4))
     plt.close(fig)
     width = 0.8 / max(1, len(frame.index))
+    notes = t.notes.reindex_like(frame) if t.notes is not None else pd.DataFrame(index=frame.index, columns=frame.columns)
+    significant = t.significant.reindex_like(frame) if t.significant is not None else None
     for i, (label, row) in enumerate(frame.iterrows()):
-        ax.bar([x + i * width for x in range(len(row))], row.values, width=width, label=str(label))
+        bars = ax.bar(
+            [x + i * width for x in range(len(row))], row.values, width=width, label=str(label),
+            yerr=_error_bars(t, frame, label), capsize=3, error_kw={"elinewidth": 1},
+        )
+        for bar, sig in zip(bars, significant.loc[label] if significant is not None else []):
+            if not pd.isna(sig) and not sig:
+                bar.set_alpha(0.4)
+        # A step that did not run its course has no bar: its status stands in its place.
+        for x, note in enumerate(notes.loc[label]):
+            if isinstance(note, str):
+                ax.text(x + i * width, 0.02, note, rotation=90, fontsize="x-small", color="grey", va="bottom", ha="center")
     ax.axhline(1.0, color="black", linewidth=1)
     ax.set_xticks([x + width * (len(frame.index) - 1) / 2 for x in range(len(frame.columns))], list(frame.columns))
-    ax.set(ylabel="throughput / base", title=t.title)
+    named = base if base is not None else str(t.frame.index[0])
+    intervals = "" if t.low is None else "\nerror bars: 95% interval; pale: not significant"
+    title = f"Throughput relative to {named}{intervals}"
+    ax.set(ylabel="throughput / base", title=title)
     ax.legend(loc="best", fontsize="small")
     fig.tight_layout()
     return fig
+
+
+def _all_clients(r: Results, run_id: str, step: str, op: str) -> pd.DataFrame:
+    """The all-clients rows (client null) of ``op`` in ``step`` of one run, by time."""
+    iv = r.intervals
+    rows = iv[(iv["run_id"] == run_id) & (iv["step"] == step) & (iv["op"] == op) & iv["client"].isna()]
+    return rows.sort_values("t_s")
+
+
+def _rows_per_commit(r: Results, run_id: str, step: str, op: str) -> float:
+    """The factor from commits/s to rows/s: rows per commit for inserts and deletes, else 1."""
+    rpc = r.steps.loc[(r.steps["run_id"] == run_id) & (r.steps["step"] == step), "rows_per_commit"]
+    if op not in ("insert", "delete") or rpc.empty or pd.isna(rpc.iloc[0]):
+        return 1.0
+    return float(rpc.iloc[0])
+
+
+def compare_over_time(runs: tables.RunsLike, step: str, op: str = "insert") -> Figure:
+    """The runs side by side over ``step``: above, the throughput of ``op``
+    per interval, one line per run (rows/s for inserts and deletes, else
+    operations/s; each interval's rate over its real length); below, the
+    maximum (solid) and p99 (dashed) response time per interval, one colour
+    per run, log scale. A run whose step did not run its course is faded,
+    dashed (dotted below), and its status follows its label; a step of one
+    interval draws a marker."""
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(9, 5.5), sharex=True)
+    plt.close(fig)
+    drawn = 0
+    unit = "rows/s" if op in ("insert", "delete") else "ops/s"
+    for i, (run_id, label, r) in enumerate(_runs(runs)):
+        rows = _all_clients(r, run_id, step, op)
+        if rows.empty:
+            continue
+        drawn += 1
+        status = _status(r, step, run_id)
+        style = {**_run_style(i, status), **_one_point(len(rows))}
+        ok = status == "ok"
+        t = rows["t_s"].astype(float)
+        rate = rows["rate"].astype(float) * _rows_per_commit(r, run_id, step, op)
+        top.plot(t, rate, label=_marked_title(label, status), linestyle="-" if ok else "--", **style)
+        bottom.plot(t, rows["max_us"].astype(float) / 1000.0, linestyle="-" if ok else ":", **style)
+        bottom.plot(t, rows["p99_us"].astype(float) / 1000.0, linestyle="--" if ok else ":", linewidth=1, **style)
+    if not drawn:
+        raise _native.ConfigError(f"invalid step: no {op} intervals in step {step!r} of these runs")
+    top.set(ylabel=f"{op} {unit}", title=f"{step}: {op} throughput and response time per interval")
+    top.set_ylim(bottom=0)
+    # Legends beside the axes: a dozen runs' names would cover the lines (and placing them "best" is slow).
+    beside = {"loc": "upper left", "bbox_to_anchor": (1.01, 1.0), "fontsize": "small", "frameon": False}
+    top.legend(**beside)
+    bottom.set(xlabel="seconds into the step", ylabel="response time (ms)", yscale="log")
+    _plain_log_ticks(bottom)
+    keys = [Line2D([], [], color="black", linestyle="-"), Line2D([], [], color="black", linestyle="--", linewidth=1)]
+    bottom.legend(keys, ["max", "p99"], **beside)
+    fig.subplots_adjust(left=0.1, right=0.8, top=0.94, bottom=0.09, hspace=0.08)
+    return fig
+
+
+def _plain_log_ticks(ax: Axes) -> None:
+    """Log-scale y ticks at 1, 2 and 5 × 10^k, written plainly (0.5, 20),
+    and no minor ticks: the default 10^k labels leave a short range with one
+    label or none, and its minor ticks cost more to draw than the lines."""
+    ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.yaxis.set_minor_locator(NullLocator())
+
+
+def gauges_over_time(runs: tables.RunsLike, step: str) -> Optional[Figure]:
+    """The server's gauges over ``step`` (gauges.parquet): one small chart
+    per gauge (source and name), one line per run, coloured as in
+    :func:`compare_over_time` and drawn against the interval's start like
+    the throughput beside it. None when no run recorded a gauge in the step.
+    A run whose step did not run its course is faded and dashed, its status
+    after its label."""
+    series = []
+    for i, (run_id, label, r) in enumerate(_runs(runs)):
+        g = r.gauges
+        rows = g[(g["run_id"] == run_id) & (g["step"] == step)]
+        if not rows.empty:
+            series.append((i, label, _status(r, step, run_id), rows))
+    names = list(dict.fromkeys((src, name) for *_, rows in series for src, name in zip(rows["source"], rows["name"])))
+    if not names:
+        return None
+    cols, rows_of_axes = min(3, len(names)), math.ceil(len(names) / 3)
+    fig, axes = plt.subplots(rows_of_axes, cols, figsize=(8, 0.6 + 2.0 * rows_of_axes), squeeze=False)
+    plt.close(fig)
+    for ax, (source, name) in zip(axes.flat, names):
+        _gauge(ax, series, source, name)
+    for ax in list(axes.flat)[len(names) :]:
+        ax.set_visible(False)
+    keys = [
+        Line2D([], [], linestyle="-" if status == "ok" else "--", **_run_style(i, status))
+        for i, _, status, _ in series
+    ]
+    fig.legend(keys, [_marked_title(label, status) for _, label, status, _ in series],
+               loc="upper right", ncol=min(4, len(series)), fontsize="small", frameon=False)
+    fig.suptitle(f"{step}: server gauges per interval", x=0.01, ha="left", fontsize="medium")
+    height = fig.get_figheight()
+    fig.subplots_adjust(left=0.08, right=0.98, top=1 - 0.6 / height, bottom=0.35 / height, hspace=0.7, wspace=0.35)
+    return fig
+
+
+def _gauge(ax: Axes, series: list[tuple[int, str, str, pd.DataFrame]], source: str, name: str) -> None:
+    """One gauge's chart: a line per run that recorded it."""
+    for i, label, status, rows in series:
+        part = rows[(rows["source"] == source) & (rows["name"] == name)].sort_values("t_s")
+        if part.empty:
+            continue
+        style = {**_run_style(i, status), **_one_point(len(part))}
+        ax.plot(
+            part["t_s"].astype(float),
+            part["value"].astype(float),
+            label=_marked_title(label, status),
+            linestyle="-" if status == "ok" else "--",
+            **style,
+        )
+    ax.set_title(f"{source}: {name}", fontsize="small")
+    ax.tick_params(labelsize="x-small")
+    ax.yaxis.set_major_formatter(EngFormatter(sep=""))  # 35M, not a 1e7 offset over the title

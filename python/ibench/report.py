@@ -2,7 +2,18 @@
 
     python -m ibench.report RUN_DIR... [--base LABEL] -o report.html
 
-(`ibench report` runs this.)
+(`ibench report` runs this.) The page follows the published reports: the
+summary tables and hardware efficiency first, then per step one chart with
+the runs side by side per operation, the server's gauges, the response-time
+buckets and the query latency percentiles; what differs between the runs
+comes last, collapsed.
+
+Runs sharing a label are repeats: the throughput table shows their mean,
+the relative table each ratio with its 95% confidence interval (±; not
+significant in grey italics), and, when some label has repeats, the
+run-to-run spread (coefficient of variation) follows it, with a warning
+line for each step where a spread exceeds the difference reported. The
+relative bars carry the intervals as error bars.
 """
 
 from __future__ import annotations
@@ -18,46 +29,98 @@ from typing import Optional, Sequence
 from matplotlib.figure import Figure
 
 from ibench import plots, tables
-from ibench.results import Results, load
+from ibench.results import Results, _run_dirs, load
+
+DPI = 72
+"""Figures are 8 in wide: 576 px, the page's width, and the cheapest to draw
+and to embed (a dozen runs' report draws a few dozen figures)."""
 
 
 def _png(fig: Figure) -> str:
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90)
+    fig.savefig(buf, format="png", dpi=DPI)
     return '<img alt="plot" src="data:image/png;base64,' + base64.b64encode(buf.getvalue()).decode() + '">'
+
+
+def _ops(runs: Sequence[Results], step: str) -> list[str]:
+    """Which of insert and query ran in ``step`` in any of the runs."""
+    present = set()
+    for r in runs:
+        present |= set(r.intervals.loc[r.intervals["step"] == step, "op"])
+    return [op for op in ("insert", "query") if op in present]
+
+
+def _bucket_op(runs: Sequence[Results], step: str) -> Optional[str]:
+    """The operation whose response-time buckets the step shows: queries
+    where the step ran them (q steps, key/value reads), else inserts (load
+    steps), else none (l.x, wait)."""
+    present = set()
+    for r in runs:
+        h = r.histograms
+        present |= set(h.loc[(h["step"] == step) & (h["time"] == "response"), "op"])
+    return next((op for op in ("query", "insert") if op in present), None)
+
+
+def _step_section(runs: Sequence[Results], step: str) -> str:
+    """One step: the runs side by side per operation, its gauges, its
+    response-time buckets and, for q steps, the query percentiles; empty
+    when the step has none of them."""
+    parts = [f"<h3>{html.escape(step)}</h3>"]
+    for op in _ops(runs, step):
+        parts.append(_png(plots.compare_over_time(runs, step, op)))
+    gauges = plots.gauges_over_time(runs, step)
+    if gauges is not None:
+        parts.append(_png(gauges))
+    bucket_op = _bucket_op(runs, step)
+    if bucket_op is not None:
+        parts.append(f"<section>{tables.buckets(runs, step, bucket_op).to_html()}</section>")
+    if step.startswith("q") and "query" in _ops(runs, step):
+        parts.append(_png(plots.latency_distribution(list(runs), step, "query")))
+    return "".join(parts) if len(parts) > 1 else ""  # wait, with nothing to chart: no section
+
+
+def _differences(runs: Sequence[Results]) -> str:
+    """What differs between the runs, collapsed: a sentence saying what was
+    compared, a table per scope, and the settings different by nature."""
+    d = tables.differences(list(runs))
+    parts = [f"<p>{html.escape(d.summary)}</p>"]
+    if not d.count:
+        parts.append("<p>Nothing differs.</p>")
+    parts += [f"<section>{t.to_html()}</section>" for t in d.by_scope]
+    if d.by_nature is not None:
+        parts.append(f"<section>{d.by_nature.to_html()}</section>")
+    summary = f"What differs between the runs ({d.count} facts and settings)"
+    return f"<h2>Setup</h2><details><summary>{summary}</summary>{''.join(parts)}</details>"
 
 
 def render(runs: Sequence[Results], base: Optional[str] = None, title: str = "ibench report") -> str:
     """The report as one HTML page."""
+    runs = list(runs)
     parts = [f"<h1>{html.escape(title)}</h1>"]
-    for t in tables.all_tables(list(runs), base):
+    # all_tables ends with what_differs: the page shows its readable form last.
+    for t in tables.all_tables(runs, base)[:-1]:
         parts.append(f"<section>{t.to_html()}</section>")
-    if len(runs) > 1:
-        parts.append("<h2>Relative throughput</h2>" + _png(plots.relative_bars(list(runs), base)))
-    names = tables.labels(list(runs))
-    for r in runs:
-        run_id = str(r.runs["run_id"].iloc[0])
-        parts.append(f"<h2>{html.escape(names.get(run_id, run_id))} ({html.escape(run_id)})</h2>")
-        for step in r.steps["step"]:
-            ops = set(r.intervals.loc[r.intervals["step"] == step, "op"]) & {"insert", "query"}
-            for op in sorted(ops):
-                parts.append(_png(plots.throughput_over_time(r, step, op)))
-                parts.append(_png(plots.latency_over_time(r, step, op)))
-    steps_with_queries = [s for s in runs[0].steps["step"] if s.startswith("q")]
-    for step in steps_with_queries:
-        parts.append(_png(plots.latency_distribution(list(runs), step, "query")))
-    style = "body{font-family:sans-serif;margin:2em} table{border-collapse:collapse;margin:1em 0} " \
-        "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right} caption{font-weight:bold;text-align:left}"
+    several = len(tables.labels(runs)) > 1
+    if several:
+        parts.append("<h2>Relative throughput</h2>" + _png(plots.relative_bars(runs, base)))
+    parts.append("<h2>Steps</h2>")
+    for step in tables._run_order(tables._steps(runs)):
+        parts.append(_step_section(runs, step))
+    if several:
+        parts.append(_differences(runs))
+    # Wide tables (efficiency: 15 columns) scroll rather than overflow; charts sit side by side, tops aligned.
+    style = "body{font-family:sans-serif;margin:2em} section{overflow-x:auto} " \
+        "table{border-collapse:collapse;margin:1em 0;font-size:90%} " \
+        "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right;white-space:nowrap} " \
+        "caption{font-weight:bold;text-align:left;white-space:nowrap} img{vertical-align:top} " \
+        "summary{cursor:pointer;font-weight:bold}"
     return f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>" \
         f"<style>{style}</style></head><body>{''.join(parts)}</body></html>"
 
 
 def write(paths: Sequence[str | Path], out: str | Path, base: Optional[str] = None) -> Path:
     """Loads the runs at ``paths`` (run directories or folders of runs) and writes the report to ``out``."""
-    runs: list[Results] = []
-    for p in paths:
-        loaded = load(p)
-        runs.extend(load(d) for d in loaded.paths)
+    runs = [load(d) for d in _run_dirs(list(paths))]
     target = Path(out)
     target.write_text(render(runs, base))
     return target

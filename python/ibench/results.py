@@ -18,6 +18,52 @@ from ibench import _native
 TABLES = ("runs", "steps", "intervals", "histograms")
 """The tables of a run, one Parquet file each."""
 
+def _schema(keys: Iterable[tuple[str, pa.DataType]], values: Iterable[tuple[str, pa.DataType]]) -> pa.Schema:
+    """Non-null ``keys`` then nullable ``values``, as the Rust side writes them."""
+    return pa.schema(
+        [pa.field(name, kind, nullable=False) for name, kind in keys]
+        + [pa.field(name, kind, nullable=True) for name, kind in values]
+    )
+
+
+_TEXT, _FLOAT = pa.string(), pa.float64()
+SERVER_TABLES: dict[str, pa.Schema] = {
+    "counters": _schema(
+        [("run_id", _TEXT), ("step", _TEXT), ("source", _TEXT), ("name", _TEXT)],
+        [("start", _FLOAT), ("end", _FLOAT), ("delta", _FLOAT), ("text", _TEXT)],
+    ),
+    "gauges": _schema(
+        [("run_id", _TEXT), ("step", _TEXT), ("t_s", _FLOAT), ("length_s", _FLOAT), ("source", _TEXT), ("name", _TEXT)],
+        [("value", _FLOAT)],
+    ),
+    # t_s is null on the whole step's row, so it sits among the nullable columns.
+    "disks": pa.schema(
+        [
+            pa.field("run_id", _TEXT, nullable=False),
+            pa.field("step", _TEXT, nullable=False),
+            pa.field("device", _TEXT, nullable=False),
+            pa.field("t_s", _FLOAT, nullable=True),
+            pa.field("length_s", _FLOAT, nullable=False),
+            *[
+                pa.field(name, _FLOAT, nullable=True)
+                for name in (
+                    "reads_per_s",
+                    "writes_per_s",
+                    "read_kb_s",
+                    "write_kb_s",
+                    "r_await_ms",
+                    "w_await_ms",
+                    "await_ms",
+                    "util_pct",
+                )
+            ],
+        ]
+    ),
+}
+"""The server's counters, gauges and per-device disk figures, one Parquet file
+each. Runs written before ibench recorded them lack the files: they read as
+empty tables with these columns, so code over them needs no special case."""
+
 COST_COLUMNS = (
     *_native.COST_COLUMNS,
     "db_size_before_bytes",
@@ -51,14 +97,17 @@ class Results:
     """The results of one or more runs.
 
     Attributes are pandas DataFrames: ``runs`` (one row per run), ``steps``
-    (one row per step), ``intervals`` (per-interval series) and
-    ``histograms`` (serialized HdrHistograms); ``path`` is the run directory
-    (the first one when several runs are loaded).
+    (one row per step), ``intervals`` (per-interval series),
+    ``histograms`` (serialized HdrHistograms) and ``config`` (host facts and
+    settings); the properties ``counters``, ``gauges`` and ``disks`` hold the
+    server's own figures. ``path`` is the run directory (the first one when
+    several runs are loaded).
     """
 
     def __init__(self, dirs: list[Path]):
         self.paths = dirs
         self.path = dirs[0]
+        self._frames: dict[str, pd.DataFrame] = {}
         self._arrow = {
             name: pa.concat_tables([pq.read_table(d / f"{name}.parquet") for d in dirs], promote_options="default")
             for name in TABLES
@@ -70,6 +119,8 @@ class Results:
         nullable = {pa.uint32(): pd.UInt32Dtype(), pa.uint64(): pd.UInt64Dtype()}
         self.intervals: pd.DataFrame = self._arrow["intervals"].to_pandas(types_mapper=nullable.get)
         self.histograms: pd.DataFrame = self._arrow["histograms"].to_pandas()
+        for name, schema in SERVER_TABLES.items():
+            self._arrow[name] = _optional_table(dirs, name, schema)
         configs = [pq.read_table(d / "config.parquet") for d in dirs if (d / "config.parquet").is_file()]
         self.config: pd.DataFrame = (
             pa.concat_tables(configs).to_pandas()
@@ -87,6 +138,51 @@ class Results:
         return self.steps[cols]
 
     @property
+    def shards(self) -> pd.DataFrame:
+        """Runs merged from shards (docs/distributed.md): which shard ran
+        where (``shards.parquet``: shard, worker, host, clients, clock
+        offset, status); empty for runs of one process."""
+        from ibench.merge import SHARDS_SCHEMA
+
+        return _optional_table(self.paths, "shards", SHARDS_SCHEMA).to_pandas()
+
+    @property
+    def counters(self) -> pd.DataFrame:
+        """The server's own counters, read at each step's start and end
+        (``counters.parquet``): run_id, step, source (``global_status``,
+        ``innodb_metrics``, ``pg_stat_database``, ``rocksdb``, ``sqlite``, ...),
+        name, start, end, delta (end − start), and text for the status dumps
+        (``SHOW ENGINE ... STATUS``, ``rocksdb.stats``; their numbers are
+        null). Empty, with these columns, for runs recorded without it."""
+        return self._frame("counters")
+
+    @property
+    def gauges(self) -> pd.DataFrame:
+        """Server gauges on the steps' interval grid (``gauges.parquet``):
+        run_id, step, t_s (the interval's start, as in ``intervals``),
+        length_s, source, name (``history_list_length``, ``dead_tuples``,
+        ``l0_files``, ...; names ending in ``_per_s`` are rates over the
+        interval) and value, read at the interval's end. Empty, with these
+        columns, for runs recorded without it."""
+        return self._frame("gauges")
+
+    @property
+    def disks(self) -> pd.DataFrame:
+        """iostat's figures per device (``disks.parquet``): run_id, step,
+        device, t_s (null for the whole step's row), length_s, reads_per_s,
+        writes_per_s, read_kb_s, write_kb_s, r_await_ms, w_await_ms,
+        await_ms, util_pct. Empty, with these columns, for runs recorded
+        without it."""
+        return self._frame("disks")
+
+    def _frame(self, name: str) -> pd.DataFrame:
+        """One of the server tables as pandas, converted once: the report
+        reads them per step."""
+        if name not in self._frames:
+            self._frames[name] = self._arrow[name].to_pandas()
+        return self._frames[name]
+
+    @property
     def host(self) -> pd.DataFrame:
         """The per-interval host and process counters (the ``host`` rows of ``intervals``)."""
         host = self.intervals[self.intervals["op"] == "host"]
@@ -99,7 +195,8 @@ class Results:
         return list(json.loads(str(self.runs["warnings"].iloc[0])))
 
     def to_arrow(self) -> dict[str, pa.Table]:
-        """The four tables as pyarrow Tables."""
+        """The four tables and the server tables (``counters``, ``gauges``,
+        ``disks``; empty for runs without them) as pyarrow Tables."""
         return dict(self._arrow)
 
     @property
@@ -150,6 +247,15 @@ class Results:
         cols = ["run_id", "step", "status", "elapsed_s", "ips", "dps", "qps", "sla_ok", "verified"]
         table: str = self.steps[cols].to_html(index=False)
         return f"<p>{self!r}</p>" + table
+
+
+def _optional_table(dirs: list[Path], name: str, schema: pa.Schema) -> pa.Table:
+    """``name``.parquet of every run directory that has one, concatenated;
+    an empty table of ``schema`` when none has."""
+    found = [pq.read_table(d / f"{name}.parquet") for d in dirs if (d / f"{name}.parquet").is_file()]
+    if not found:
+        return schema.empty_table()
+    return pa.concat_tables(found, promote_options="default")
 
 
 def load(path: PathLike | Iterable[PathLike]) -> Results:

@@ -20,6 +20,10 @@ def run(
     *,
     config: Union[str, Path, None] = None,
     progress: bool = True,
+    cluster: Any = None,
+    shards: Optional[int] = None,
+    server_worker: Optional[str] = None,
+    server_dsn: Optional[str] = None,
     **params: Any,
 ) -> Results:
     """Runs the Insert Benchmark or the key/value steps and returns the results.
@@ -43,6 +47,13 @@ def run(
     choice is a parameter of its own too (``server_keys``, ``statements``,
     ``data``, ``lx_rows``, ``maintenance``), which overrides the bundle's.
 
+    ``cluster`` (a ``distributed.Client`` or a Dask scheduler's address)
+    runs the clients in ``shards`` shards on its workers (default one per
+    worker) and merges them into one run directory; ``server_worker`` names
+    a worker on the database's host that measures the server's CPU, memory
+    and disks (``server_dsn``: the DSN as that host sees it). See
+    docs/distributed.md.
+
     The GIL is released while the run executes; Ctrl-C stops it between
     operations, writes the results so far, and raises KeyboardInterrupt.
     A run that ends with an error raises :class:`ibench.Error` naming its
@@ -60,6 +71,24 @@ def run(
     if label is not None:
         layer["label"] = label
     out_dir = Path(out) if out is not None else Path("ibench-results")
+    if cluster is not None:
+        from ibench import distributed
+
+        merged, status, error = distributed.run(
+            [layer],
+            out_dir,
+            cluster,
+            shards=shards,
+            server_worker=server_worker,
+            server_dsn=server_dsn,
+            config=config,
+            progress=progress,
+        )
+        if status != "ok":
+            raise _native.Error(f"run ended with status {status}: {error}; results in {merged}")
+        return load(merged)
+    if shards is not None or server_worker is not None:
+        raise _native.ConfigError("invalid shards: shards and server_worker need a cluster (cluster=...)")
     path, status, error = _native.run(
         json.dumps([layer]), str(out_dir), None if config is None else str(config), progress
     )

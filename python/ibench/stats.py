@@ -13,7 +13,9 @@ is. Two kinds of data give such an interval:
   several seconds in a row), so each mean's standard error is computed from
   the series' effective sample size (:func:`effective_sample_size`). Treating
   the intervals as independent (:func:`naive_ratio_of_series`, kept only for
-  comparison) gives intervals that are far too narrow.
+  comparison) gives intervals that are far too narrow. A series can be kept
+  as its :class:`SeriesSummary` (mean, sd, length, effective sample size) and
+  compared later with :func:`ratio_of_summaries`, to the same result.
 
 :func:`compare` picks the method from what it is given. All functions are pure
 functions over numbers (sequences of floats or numpy arrays); they raise
@@ -79,22 +81,38 @@ class Ratio:
     @property
     def symmetric(self) -> bool:
         """True when the interval's two sides differ by at most 10% of the larger one."""
-        up, down = self.high - self.estimate, self.estimate - self.low
-        return abs(up - down) <= 0.1 * max(up, down)
+        return _symmetric(self.estimate, self.low, self.high)
 
     def __str__(self) -> str:
         """``1.12 ±0.04``; ``1.12 [0.95, 1.35]`` when the interval is asymmetric beyond 10%."""
-        digits = _digits(self.half_width)
-        if self.symmetric:
-            return f"{self.estimate:.{digits}f} ±{self.half_width:.{digits}f}"
-        return f"{self.estimate:.{digits}f} [{self.low:.{digits}f}, {self.high:.{digits}f}]"
+        return format_interval(self.estimate, self.low, self.high)
 
 
-def _digits(width: float) -> int:
+def decimals(width: float) -> int:
     """Decimals showing ``width`` to about one significant digit (2 to 6)."""
     if not width > 0 or not math.isfinite(width):
         return 2
     return int(min(6, max(2, -math.floor(math.log10(width)))))
+
+
+def _symmetric(estimate: float, low: float, high: float) -> bool:
+    """True when the interval's two sides differ by at most 10% of the larger one."""
+    up, down = high - estimate, estimate - low
+    return abs(up - down) <= 0.1 * max(up, down)
+
+
+def format_interval(estimate: float, low: float, high: float) -> str:
+    """``1.12 ±0.04``, or ``1.12 [0.95, 1.35]`` when the interval's sides differ by more than 10%.
+
+    One rule for every place that prints an interval (:class:`Ratio`, the
+    report tables), so a figure reads the same everywhere; the decimals show
+    the half-width to about one significant digit (:func:`decimals`).
+    """
+    half = (high - low) / 2
+    digits = decimals(half)
+    if _symmetric(estimate, low, high):
+        return f"{estimate:.{digits}f} ±{half:.{digits}f}"
+    return f"{estimate:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
 
 
 def _array(values: Values, side: str, minimum: int, what: str) -> npt.NDArray[np.float64]:
@@ -226,6 +244,55 @@ def mean_standard_error(x: Values) -> float:
     return float(np.std(s, ddof=1)) / math.sqrt(effective_sample_size(s))
 
 
+@dataclass(frozen=True)
+class SeriesSummary:
+    """What :func:`ratio_of_series` needs of one per-interval series: its
+    mean, sample standard deviation (n-1), length and effective sample size.
+
+    Small enough to store (the pytest plugin's baselines keep one per step),
+    and enough to compare a later series with it (:func:`ratio_of_summaries`)
+    exactly as :func:`ratio_of_series` would compare the two series.
+    """
+
+    mean: float
+    sd: float
+    n: int
+    n_eff: float
+
+
+def summarize_series(x: Values) -> SeriesSummary:
+    """The :class:`SeriesSummary` of a per-interval series (at least 4 values, finite).
+
+    ``n_eff`` is the :func:`effective_sample_size` (Geyer's initial monotone
+    sequence estimator), so the summary carries the series' autocorrelation.
+    """
+    s = _array(x, "series", _MIN_SERIES, "a series summary (a per-interval series)")
+    return SeriesSummary(float(np.mean(s)), float(np.std(s, ddof=1)), len(s), effective_sample_size(s))
+
+
+def ratio_of_summaries(a: SeriesSummary, b: SeriesSummary, ci: float = 0.95) -> Ratio:
+    """:func:`ratio_of_series` from the two series' summaries (:func:`summarize_series`).
+
+    The same method and the same figures as :func:`ratio_of_series` on the
+    series themselves: each mean's standard error is ``sd / sqrt(n_eff)``, the
+    delta method on the log of the ratio, Welch–Satterthwaite degrees of
+    freedom from ``n_eff - 1`` per side (at least 1), a Student t quantile.
+    """
+    _check_ci(ci)
+    for side, summary in (("a", a), ("b", b)):
+        if summary.n < _MIN_SERIES or not summary.n_eff >= 1:
+            raise ValueError(f"{side} summarizes {summary.n} values; ratio_of_series needs at least {_MIN_SERIES}")
+        if not (math.isfinite(summary.mean) and math.isfinite(summary.sd) and summary.sd >= 0):
+            raise ValueError(f"{side} has a mean or standard deviation that is not finite")
+        if not summary.mean > 0:
+            raise ValueError(f"{side} has mean {summary.mean}; a ratio needs positive means")
+    se_a, se_b = a.sd / math.sqrt(a.n_eff), b.sd / math.sqrt(b.n_eff)
+    df_a, df_b = max(a.n_eff - 1, 1.0), max(b.n_eff - 1, 1.0)
+    est, low, high = _log_ratio_interval(a.mean, se_a, df_a, b.mean, se_b, df_b, ci)
+    method = "ratio of series means, autocorrelation-corrected (Geyer IMS, delta method, Welch t)"
+    return Ratio(est, low, high, ci, method, a.n_eff, b.n_eff)
+
+
 def ratio_of_series(a: Values, b: Values, ci: float = 0.95) -> Ratio:
     """Ratio of the means of two per-interval series, one run per side.
 
@@ -236,18 +303,14 @@ def ratio_of_series(a: Values, b: Values, ci: float = 0.95) -> Ratio:
     autocorrelation time); the delta method on the log of the ratio, with
     Welch–Satterthwaite degrees of freedom from ``n_eff - 1`` per side (at
     least 1) and a Student t quantile. ``n_a``/``n_b`` are the effective sample
-    sizes.
+    sizes. (:func:`ratio_of_summaries` does the same from stored summaries.)
     """
     _check_ci(ci)
     xa = _array(a, "a", _MIN_SERIES, "ratio_of_series (a per-interval series)")
     xb = _array(b, "b", _MIN_SERIES, "ratio_of_series (a per-interval series)")
-    mean_a, mean_b = _positive_mean(xa, "a"), _positive_mean(xb, "b")
-    ess_a, ess_b = effective_sample_size(xa), effective_sample_size(xb)
-    se_a = float(np.std(xa, ddof=1)) / math.sqrt(ess_a)
-    se_b = float(np.std(xb, ddof=1)) / math.sqrt(ess_b)
-    est, low, high = _log_ratio_interval(mean_a, se_a, max(ess_a - 1, 1.0), mean_b, se_b, max(ess_b - 1, 1.0), ci)
-    method = "ratio of series means, autocorrelation-corrected (Geyer IMS, delta method, Welch t)"
-    return Ratio(est, low, high, ci, method, ess_a, ess_b)
+    _positive_mean(xa, "a")
+    _positive_mean(xb, "b")
+    return ratio_of_summaries(summarize_series(xa), summarize_series(xb), ci)
 
 
 def naive_ratio_of_series(a: Values, b: Values, ci: float = 0.95) -> Ratio:

@@ -1,6 +1,7 @@
 //! The `ibench` command line: one grammar, defined here, used by the Rust
 //! binary and by the Python package's `ibench` script alike.
 
+mod campaign;
 mod gen;
 mod run;
 pub mod summary;
@@ -25,6 +26,16 @@ enum Command {
     Run(Box<run::RunArgs>),
     /// Write an HTML report (tables and plots) of one or more runs.
     Report(ReportArgs),
+    /// Run a campaign: servers (ibench's own or given) × repeats, interleaved, then its report.
+    Campaign(campaign::CampaignArgs),
+    /// Export runs' rates and latencies for continuous benchmarking:
+    /// `ibench export RUN_DIR... --format bencher|otava|github-action-benchmark [--measure M] [-o FILE]`.
+    #[command(disable_help_flag = true)]
+    Export(PythonArgs),
+    /// Merge the shards of one run (`ibench run --shard I/N` on several
+    /// hosts) into one run directory: `ibench merge RUN_DIR... -o OUT [--server DIR]`.
+    #[command(disable_help_flag = true)]
+    Merge(PythonArgs),
 }
 
 /// Runs the command line `args` (the first is the program name) and returns
@@ -46,6 +57,9 @@ where
         Command::Gen(cmd) => gen::run(cmd).map(|()| 0),
         Command::Run(args) => run::run(*args),
         Command::Report(args) => report(args).map(|()| 0),
+        Command::Campaign(args) => campaign::run(args),
+        Command::Export(args) => python_module("ibench.export", &args.args, &[]),
+        Command::Merge(args) => python_module("ibench.merge", &args.args, &[]),
     };
     match outcome {
         Ok(code) => code,
@@ -72,13 +86,82 @@ struct ReportArgs {
 /// The report is drawn by the Python package (pandas, matplotlib): run it
 /// with the interpreter that launched us (IBENCH_PYTHON) or python3.
 fn report(args: ReportArgs) -> crate::Result<()> {
-    let python = std::env::var("IBENCH_PYTHON").unwrap_or_else(|_| "python3".into());
+    draw_report(&args.runs, args.base.as_deref(), &args.output)
+}
+
+#[derive(Debug, clap::Args)]
+struct PythonArgs {
+    /// The arguments, handed to the Python package as they are.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    args: Vec<String>,
+}
+
+/// The interpreter that runs the Python package's commands: the one that
+/// launched us (IBENCH_PYTHON) or python3.
+fn python() -> String {
+    std::env::var("IBENCH_PYTHON").unwrap_or_else(|_| "python3".into())
+}
+
+/// Runs `python -m module args` with `env` added; returns its exit code.
+fn python_module(module: &str, args: &[String], env: &[(&str, String)]) -> crate::Result<i32> {
+    let python = python();
+    let status = std::process::Command::new(&python)
+        .args(["-m", module])
+        .args(args)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .status()
+        .map_err(|source| crate::Error::Io {
+            action: "cannot run the Python package with",
+            path: python.clone().into(),
+            source,
+        })?;
+    Ok(status.code().unwrap_or(1))
+}
+
+/// Runs `python -m module args` with `env` added, as a child that gets
+/// every SIGINT, SIGTERM and SIGHUP this process gets (once: the child is
+/// in a process group of its own, so a terminal's Ctrl-C reaches it only
+/// through here), so it can stop its work cleanly; returns its exit code.
+fn python_module_stoppable(module: &str, args: &[String], env: &[(&str, String)]) -> crate::Result<i32> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
+    let python = python();
+    let io_error = |source| crate::Error::Io {
+        action: "cannot run the Python package with",
+        path: python.clone().into(),
+        source,
+    };
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]).map_err(io_error)?;
+    let mut child = std::process::Command::new(&python)
+        .args(["-m", module])
+        .args(args)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .process_group(0)
+        .spawn()
+        .map_err(io_error)?;
+    let pid = child.id() as libc::pid_t;
+    let handle = signals.handle();
+    let forward = std::thread::spawn(move || {
+        for signal in signals.forever() {
+            // SAFETY: kill(2) on the child's pid; at worst the child is gone (ESRCH).
+            unsafe {
+                libc::kill(pid, signal);
+            }
+        }
+    });
+    let status = child.wait().map_err(io_error);
+    handle.close();
+    let _ = forward.join();
+    let status = status?;
+    Ok(status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0)))
+}
+
+/// Draws the HTML report of `runs` into `output` with the Python package.
+fn draw_report(runs: &[std::path::PathBuf], base: Option<&str>, output: &std::path::Path) -> crate::Result<()> {
+    let python = python();
     let mut cmd = std::process::Command::new(&python);
-    cmd.args(["-m", "ibench.report"])
-        .args(&args.runs)
-        .arg("--output")
-        .arg(&args.output);
-    if let Some(base) = &args.base {
+    cmd.args(["-m", "ibench.report"]).args(runs).arg("--output").arg(output);
+    if let Some(base) = base {
         cmd.args(["--base", base]);
     }
     let status = cmd.status().map_err(|source| crate::Error::Io {

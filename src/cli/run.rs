@@ -43,6 +43,10 @@ pub(super) struct RunArgs {
     /// A name for the run in reports.
     #[arg(long)]
     label: Option<String>,
+    /// A file whose first line is the database password (for a DSN without
+    /// one; PGPASSWORD, ~/.pgpass, MYSQL_PWD and ~/.my.cnf work too).
+    #[arg(long)]
+    password_file: Option<PathBuf>,
     /// A TOML file of parameters (the names below, with '_'); flags override it.
     #[arg(long)]
     config: Option<PathBuf>,
@@ -181,9 +185,41 @@ pub(super) struct RunArgs {
     /// the last stretch) or sleep (default precise).
     #[arg(long)]
     pacing: Option<String>,
+    /// Run shard I of N: the clients [I·C/N, (I+1)·C/N) and their tables
+    /// (docs/distributed.md); merge the shards with `ibench merge`.
+    #[arg(long, value_name = "I/N")]
+    shard: Option<String>,
+    /// When the first step starts, shared by the shards of a run started by
+    /// hand: RFC 3339 (2026-12-01T21:30:00Z) or Unix seconds.
+    #[arg(long, value_name = "TIME", value_parser = parse_start_at)]
+    start_at: Option<f64>,
+    /// Run the clients on a Dask cluster (its scheduler's address,
+    /// tcp://host:8786), split in --shards shards, one per worker.
+    #[arg(long, value_name = "ADDRESS")]
+    cluster: Option<String>,
+    /// With --cluster: how many shards (default: one per worker).
+    #[arg(long, requires = "cluster")]
+    shards: Option<u32>,
+    /// With --cluster: the worker on the database's host, which measures the
+    /// server's CPU, memory and disks.
+    #[arg(long, value_name = "ADDRESS", requires = "cluster")]
+    server_worker: Option<String>,
+    /// With --server-worker: the DSN as the server's host sees it (default --db).
+    #[arg(long, value_name = "DSN", requires = "server_worker")]
+    server_dsn: Option<String>,
     /// No progress output.
     #[arg(long, short)]
     quiet: bool,
+}
+
+/// `--start-at`: RFC 3339 or Unix seconds.
+fn parse_start_at(text: &str) -> std::result::Result<f64, String> {
+    if let Ok(seconds) = text.parse::<f64>() {
+        return Ok(seconds);
+    }
+    time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339)
+        .map(|t| t.unix_timestamp_nanos() as f64 / 1e9)
+        .map_err(|e| format!("expected RFC 3339 (2026-12-01T21:30:00Z) or Unix seconds: {e}"))
 }
 
 fn length_json(l: crate::gen::Length) -> Value {
@@ -207,6 +243,12 @@ impl RunArgs {
         put("steps", self.steps.clone().map(|s| json!(s)));
         put("clients", self.clients.map(Value::from));
         put("label", self.label.clone().map(Value::from));
+        put(
+            "password_file",
+            self.password_file
+                .as_ref()
+                .map(|p| Value::from(p.display().to_string())),
+        );
         put("seed", self.seed.map(Value::from));
         put("rows_l_i0", self.rows_l_i0.map(Value::from));
         put("rows_l_i1", self.rows_l_i1.map(Value::from));
@@ -248,15 +290,28 @@ impl RunArgs {
         put("interval_seconds", self.interval_seconds.map(Value::from));
         put("verify", self.verify.clone().map(Value::from));
         put("max_delete_lag", self.max_delete_lag.map(Value::from));
+        put("shard", self.shard.clone().map(Value::from));
+        put("start_at", self.start_at.map(Value::from));
         m
     }
 }
 
 /// Progress on a terminal: a bar per step with rate and ETA; elsewhere plain lines.
-struct Progress {
+pub(super) struct Progress {
     bar: Mutex<Option<ProgressBar>>,
     terminal: bool,
     quiet: bool,
+}
+
+impl Progress {
+    /// Bars on a terminal, lines elsewhere; only warnings when `quiet`.
+    pub(super) fn new(quiet: bool) -> Self {
+        Progress {
+            bar: Mutex::new(None),
+            terminal: std::io::stderr().is_terminal(),
+            quiet,
+        }
+    }
 }
 
 impl Observer for Progress {
@@ -311,7 +366,7 @@ impl Observer for Progress {
 /// between operations, cancels long statements, restores what it changed on
 /// the server and writes its results. Further signals never cut that short
 /// (SIGKILL does). Returns the first signal's number, once one came.
-fn stop_on_signals(stop: Arc<Stop>) -> Result<(signal_hook::iterator::Handle, Arc<AtomicI32>)> {
+pub(super) fn stop_on_signals(stop: Arc<Stop>) -> Result<(signal_hook::iterator::Handle, Arc<AtomicI32>)> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]).map_err(|source| Error::Io {
         action: "cannot handle signals for",
@@ -345,13 +400,12 @@ pub(super) fn run(args: RunArgs) -> Result<i32> {
     }
     layers.push(args.layer());
     let config = Config::resolve(&layers)?;
+    if let Some(cluster) = &args.cluster {
+        return on_cluster(&args, cluster, &config);
+    }
     let stop = Arc::new(Stop::new());
     let (signals, signal) = stop_on_signals(stop.clone())?;
-    let observer = Progress {
-        bar: Mutex::new(None),
-        terminal: std::io::stderr().is_terminal(),
-        quiet: args.quiet,
-    };
+    let observer = Progress::new(args.quiet);
     let outcome = exec::run(&config, &args.out, &observer, &stop);
     signals.close();
     let outcome = outcome?;
@@ -369,4 +423,38 @@ pub(super) fn run(args: RunArgs) -> Result<i32> {
             Ok(1)
         }
     }
+}
+
+/// `ibench run --cluster`: the coordinator is the Python package's
+/// (ibench.distributed, on Dask), given the resolved configuration.
+fn on_cluster(args: &RunArgs, cluster: &str, config: &Config) -> Result<i32> {
+    if config.shard.is_some() {
+        return Err(Error::config(
+            "shard",
+            "--cluster splits the clients itself; --shard is for runs started by hand",
+        ));
+    }
+    // The configuration (whose DSN may hold a password) goes in the
+    // environment, which other users cannot read, not in the arguments.
+    let layer = serde_json::to_string(config).expect("a config serializes");
+    let mut argv = vec![
+        "--out".to_string(),
+        args.out.display().to_string(),
+        "--cluster".into(),
+        cluster.to_string(),
+    ];
+    let optional = [
+        ("--shards", args.shards.map(|n| n.to_string())),
+        ("--server-worker", args.server_worker.clone()),
+        ("--server-dsn", args.server_dsn.clone()),
+    ];
+    for (flag, value) in optional {
+        if let Some(v) = value {
+            argv.extend([flag.to_string(), v]);
+        }
+    }
+    if args.quiet {
+        argv.push("--quiet".into());
+    }
+    super::python_module_stoppable("ibench.distributed", &argv, &[("IBENCH_RUN_CONFIG", layer)])
 }

@@ -74,6 +74,26 @@ pub(crate) fn switch(name: &str, text: &str) -> Result<bool> {
     }
 }
 
+/// The `key = value` lines of an INI-style file (`pg_service.conf`, MySQL
+/// option files) with the group each is under: (group, key, value), trimmed;
+/// `#` and `;` lines are comments, a key without `=` has an empty value.
+pub(crate) fn ini(text: &str) -> Vec<(String, String, String)> {
+    let mut group = String::new();
+    let mut out = Vec::new();
+    for line in text.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
+            continue;
+        }
+        if let Some(g) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            group = g.trim().to_string();
+            continue;
+        }
+        let (key, value) = line.split_once('=').unwrap_or((line, ""));
+        out.push((group.clone(), key.trim().to_string(), value.trim().to_string()));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

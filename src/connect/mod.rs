@@ -15,7 +15,7 @@ mod sqlite;
 
 use crate::error::{Error, Result};
 use crate::gen::{KvBatch, RangeQuery, Row, Rows};
-use crate::metrics::EngineCounters;
+use crate::metrics::{Counter, EngineCounters, Gauge};
 use crate::stop::{Interrupter, Stop};
 
 pub use mysql::MysqlConnector;
@@ -104,6 +104,13 @@ pub trait Connector: Send + Sync {
     fn engine_counters(&self) -> Option<EngineCounters> {
         None
     }
+    /// A reader of the database's own counters and gauges, with a
+    /// connection of its own; `tables` names the benchmark's tables (their
+    /// per-table statistics). None for a database that has none (null,
+    /// SQLite in memory).
+    fn counters(&self, _tables: &[String]) -> Result<Option<Box<dyn ServerCounters>>> {
+        Ok(None)
+    }
     /// True when the database only runs the key/value steps (no tables).
     fn kv_only(&self) -> bool {
         false
@@ -112,6 +119,18 @@ pub trait Connector: Send + Sync {
     fn stores_data(&self) -> bool {
         true
     }
+}
+
+/// Reads the database's own counters (per step, in `counters.parquet`) and
+/// gauges (per interval, in `gauges.parquet`), on a connection of its own.
+pub trait ServerCounters: Send {
+    /// The cumulative counters now, once the connector's earlier sessions
+    /// have handed the server their statistics (PostgreSQL's backends flush
+    /// theirs as they exit); at a step's end (`at_end`) also the engine's
+    /// status text.
+    fn counters(&mut self, at_end: bool) -> Result<Vec<Counter>>;
+    /// The gauges now (history list length, dead tuples, L0 files, ...).
+    fn gauges(&mut self) -> Result<Vec<Gauge>>;
 }
 
 /// The table of the key/value steps.
@@ -246,6 +265,26 @@ pub trait Session: Send {
 /// `mysql://user:pass@host:port/db?engine=innodb|rocksdb`, `null:[?options]`,
 /// `rocksdb:PATH[?options]` (the `rocksdb` feature).
 pub fn open(dsn: &str) -> Result<Box<dyn Connector>> {
+    open_with_password(dsn, None)
+}
+
+/// The password in the first line of `path` (a `--password-file`).
+pub fn read_password_file(path: &std::path::Path) -> Result<String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::config("password_file", format!("cannot read {}: {e}", path.display())))?;
+    let line = text.lines().next().unwrap_or("");
+    if line.is_empty() {
+        return Err(Error::config(
+            "password_file",
+            format!("{} is empty: its first line is the password", path.display()),
+        ));
+    }
+    Ok(line.to_string())
+}
+
+/// As [`open`], with a password given apart from the DSN (a password
+/// file), used by PostgreSQL and MySQL/MariaDB when the DSN has none.
+pub fn open_with_password(dsn: &str, password: Option<&str>) -> Result<Box<dyn Connector>> {
     // libpq's key=value form: `host=127.0.0.1 user=postgres dbname=test`
     // (values may be quoted: `password='a b'`).
     let first_key = dsn.trim_start().split(['=', ' ']).next().unwrap_or("");
@@ -254,7 +293,7 @@ pub fn open(dsn: &str) -> Result<Box<dyn Connector>> {
         "host", "hostaddr", "port", "user", "dbname", "password", "sslmode", "service",
     ];
     if key_value && LIBPQ_KEYS.contains(&first_key) {
-        return PostgresConnector::new(dsn)
+        return PostgresConnector::with_password(dsn, password)
             .map(|c| Box::new(c) as Box<dyn Connector>)
             .map_err(|e| hide_password(dsn, e));
     }
@@ -267,10 +306,18 @@ pub fn open(dsn: &str) -> Result<Box<dyn Connector>> {
             ),
         )
     })?;
+    if password.is_some() && !matches!(scheme, "postgres" | "postgresql" | "mysql" | "mariadb") {
+        return Err(Error::config(
+            "password_file",
+            format!("{scheme} takes no password: a password file is for PostgreSQL and MySQL/MariaDB"),
+        ));
+    }
     let opened: Result<Box<dyn Connector>> = match scheme {
         "sqlite" => SqliteConnector::new(rest).map(|c| Box::new(c) as Box<dyn Connector>),
         "null" => NullConnector::new(rest).map(|c| Box::new(c) as Box<dyn Connector>),
-        "postgres" | "postgresql" => PostgresConnector::new(dsn).map(|c| Box::new(c) as Box<dyn Connector>),
+        "postgres" | "postgresql" => {
+            PostgresConnector::with_password(dsn, password).map(|c| Box::new(c) as Box<dyn Connector>)
+        }
         #[cfg(feature = "rocksdb")]
         "rocksdb" => RocksdbConnector::new(rest).map(|c| Box::new(c) as Box<dyn Connector>),
         #[cfg(not(feature = "rocksdb"))]
@@ -280,7 +327,7 @@ pub fn open(dsn: &str) -> Result<Box<dyn Connector>> {
         )),
         "mysql" | "mariadb" => {
             let url = dsn.replacen("mariadb://", "mysql://", 1);
-            MysqlConnector::new(&url).map(|c| Box::new(c) as Box<dyn Connector>)
+            MysqlConnector::with_password(&url, password).map(|c| Box::new(c) as Box<dyn Connector>)
         }
         _ => Err(Error::config(
             "db",

@@ -3,7 +3,8 @@
 //! and what coordinated omission does:
 //!
 //! * `latency=fixed:250us` — every operation takes 250 µs;
-//! * `latency=exp:1ms` — exponentially distributed, mean 1 ms (seeded);
+//! * `latency=exp:1ms` — exponentially distributed, mean 1 ms (seeded:
+//!   every run draws the same latencies unless `seed=N` picks other ones);
 //! * `insert_latency=`, `delete_latency=`, `query_latency=` — the same for
 //!   one kind of operation only (overriding `latency` for it);
 //! * `stall=2s@5s` — operations that run 5 s after the connector opened wait
@@ -48,6 +49,8 @@ pub struct NullConnector {
     dir: std::path::PathBuf,
     opened: Instant,
     sessions: AtomicU64,
+    /// Picks the injected latencies' random streams.
+    seed: u64,
 }
 
 impl NullConnector {
@@ -62,6 +65,7 @@ impl NullConnector {
         let mut deadlock = None;
         let mut write = 0usize;
         let mut dir = std::env::temp_dir();
+        let mut seed = 0u64;
         for (key, value) in super::dsn::options(query) {
             let (key, value) = (key.as_str(), value.as_str());
             if value.is_empty() {
@@ -106,6 +110,11 @@ impl NullConnector {
                 }
                 "write" => write = super::dsn::size("db", value)? as usize,
                 "dir" => dir = std::path::PathBuf::from(value),
+                "seed" => {
+                    seed = value
+                        .parse()
+                        .map_err(|_| Error::config("db", format!("null: seed {value:?}: expected a whole number")))?
+                }
                 "fail" | "deadlock" => {
                     let bad = || {
                         Error::config(
@@ -125,7 +134,7 @@ impl NullConnector {
                     return Err(Error::config(
                         "db",
                         format!(
-                            "null: unknown option {key:?}; expected latency, insert_latency, delete_latency, query_latency, stall, fail, deadlock, write or dir"
+                            "null: unknown option {key:?}; expected latency, insert_latency, delete_latency, query_latency, stall, fail, deadlock, write, dir or seed"
                         ),
                     ))
                 }
@@ -144,6 +153,7 @@ impl NullConnector {
             dir,
             opened: Instant::now(),
             sessions: AtomicU64::new(0),
+            seed,
         })
     }
 }
@@ -212,7 +222,8 @@ impl NullConnector {
             deadlock: self.deadlock.clone(),
             counts: [0; 3],
             opened: self.opened,
-            rng: Xoshiro256PlusPlus::seed_from_u64(n),
+            // Each session its own stream; `seed` picks another set of them.
+            rng: Xoshiro256PlusPlus::seed_from_u64(n ^ self.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15)),
         })
     }
 }
@@ -371,5 +382,28 @@ impl KvSession for NullSession {
     }
     fn wait_for_compaction(&mut self, _: &str, _: &Stop) -> Result<Vec<String>> {
         Ok(Vec::new())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The first draws of a fresh session of `dsn`.
+    fn draws(dsn: &str) -> Vec<u64> {
+        let c = NullConnector::new(dsn).unwrap();
+        let mut s = c.open_session().unwrap();
+        (0..8).map(|_| s.rng.next_u64()).collect()
+    }
+
+    #[test]
+    fn a_seed_picks_the_injected_latencies_and_repeats_them() {
+        let a = draws("?latency=exp:1ms&seed=3");
+        assert_eq!(a, draws("?latency=exp:1ms&seed=3"), "the same seed, the same draws");
+        assert_ne!(a, draws("?latency=exp:1ms&seed=4"));
+        // No seed is seed 0, as before seeds existed.
+        assert_eq!(draws("?latency=exp:1ms"), draws("?latency=exp:1ms&seed=0"));
+        let e = NullConnector::new("?seed=x").err().unwrap().to_string();
+        assert!(e.contains("seed"), "{e}");
     }
 }

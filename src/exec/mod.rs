@@ -16,6 +16,7 @@ mod pacing;
 mod plan;
 mod query;
 mod role;
+mod server_host;
 mod shared;
 mod step;
 mod tables;
@@ -24,15 +25,16 @@ mod wait;
 
 pub use kv_state::{KvState, TRACKED_KEYS};
 pub use pacing::{Pacer, Schedule};
+pub use server_host::ServerHost;
 pub use tables::TableState;
 
-use crate::connect::{self, Bounds, Connector, SessionSpec};
+use crate::connect::{self, Bounds, Connector, ServerCounters, SessionSpec};
 use crate::error::{Error, Result};
 use crate::gen::Window;
-use crate::metrics::{percentile_us, serialize, unix_micros, EngineDelta};
+use crate::metrics::{counter_rows, percentile_us, serialize, unix_micros, Counter, EngineDelta};
 use crate::results::{HistogramRow, RunResults, RunRow, StepRow, LAG_STATS, PERCENTILES};
 use crate::stop::Stop;
-use crate::workload::{Config, KvOp, Statements, Step, VerifyMode};
+use crate::workload::{Config, KvOp, Shard, Statements, Step, VerifyMode};
 use plan::{Probe, StepPlan};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -83,6 +85,11 @@ fn run_id() -> String {
     format!("{stamp}-{tag:06x}")
 }
 
+/// The benchmark's tables: `pi1`, `pi2`, ...
+fn table_names(c: &Config) -> Vec<String> {
+    (0..c.tables()).map(|t| format!("pi{}", t + 1)).collect()
+}
+
 /// How the connector's sessions write the tables, from the statement choices.
 fn session_spec(c: &Config) -> SessionSpec {
     SessionSpec {
@@ -98,113 +105,17 @@ fn session_spec(c: &Config) -> SessionSpec {
 /// (Ctrl-C, SIGTERM) ends the run with its status and error recorded in the
 /// files, and this returns `Ok` with that status in `results.run`.
 pub fn run(config: &Config, out: &Path, observer: &dyn Observer, stop: &Stop) -> Result<RunOutcome> {
-    config.check()?;
-    let steps = config.parsed_steps()?;
-    let id = run_id();
-    let dir = out.join(&id);
-    let make_dir = || {
-        std::fs::create_dir_all(&dir).map_err(|source| Error::Io {
-            action: "cannot create the output directory",
-            path: dir.clone(),
-            source,
-        })
-    };
-    // A key/value store cannot run table steps: refuse before any work.
-    let refuse_table_steps = |connector: &dyn Connector| -> Result<()> {
-        match steps.iter().find(|s| s.kv().is_none()) {
-            Some(table_step) if connector.kv_only() => Err(Error::config(
-                "steps",
-                format!(
-                    "{table_step} is an Insert Benchmark step; {} runs the key/value steps only (fillseq, overwrite, readrandom, ...)",
-                    connector.dbms()
-                ),
-            )),
-            _ => Ok(()),
+    let mut runner = Runner::open(config, out, observer)?;
+    let start_at = config.start_at.map(|s| (s * 1e6).round() as i64);
+    let mut outcome = Ok(());
+    for ordinal in 0..runner.steps.len() {
+        // The first step starts at the run's common instant, the others at once.
+        outcome = runner.step(ordinal, start_at.filter(|_| ordinal == 0), observer, stop);
+        if outcome.is_err() {
+            break;
         }
-    };
-    let mut config = config.clone();
-    let mut connector: Box<dyn Connector> = if config.db.is_empty() {
-        make_dir()?;
-        // The key/value steps alone default to embedded RocksDB, when built in.
-        config.db = if cfg!(feature = "rocksdb") && config.kv_only() {
-            format!("rocksdb:{}", dir.join("rocksdb").display())
-        } else {
-            format!("sqlite:{}", dir.join("ibench.sqlite").display())
-        };
-        connect::open(&config.db)?
-    } else {
-        let c = connect::open(&config.db)?;
-        refuse_table_steps(c.as_ref())?;
-        make_dir()?;
-        c
-    };
-    connector.set_spec(session_spec(&config));
-    let settings: serde_json::Map<String, serde_json::Value> =
-        connector.settings().into_iter().map(|(k, v)| (k, v.into())).collect();
-    let (config_rows, warnings, probe) = facts::environment(connector.as_ref());
-    let mut results = RunResults {
-        run: RunRow {
-            run_id: id.clone(),
-            started_at_us: unix_micros(),
-            ibench_version: env!("CARGO_PKG_VERSION").into(),
-            build_profile: if cfg!(debug_assertions) { "debug" } else { "release" }.into(),
-            seed: config.seed,
-            dbms: connector.dbms().into(),
-            dbms_version: connector.version()?,
-            label: config.label.clone(),
-            target: connector.target(),
-            host: facts::host_name(),
-            cpus: std::thread::available_parallelism()
-                .map(|n| n.get() as u32)
-                .unwrap_or(1),
-            // The recorded configuration names the database as its target: no password.
-            config: serde_json::to_string(&Config {
-                db: connector.target(),
-                ..config.clone()
-            })
-            .expect("a config serializes"),
-            settings: serde_json::Value::Object(settings).to_string(),
-            status: "running".into(),
-            error: None,
-            warnings,
-            verified: None,
-            verify_error: None,
-        },
-        config: config_rows,
-        ..RunResults::default()
-    };
-    results.write(&dir)?;
-    observer.run_started(&results.run, &dir);
-
-    let mut run = Running {
-        config: &config,
-        steps: &steps,
-        connector: connector.as_ref(),
-        results: &mut results,
-        dir: &dir,
-        observer,
-        stop,
-        probe: &probe,
-        size_noted: false,
-    };
-    // A statement cancelled by a stop request is the run's interruption.
-    let outcome = run.steps().map_err(|e| match e {
-        e if e.is_canceled() && stop.requested() => Error::Interrupted,
-        e => e,
-    });
-    if let Err(e) = outcome {
-        results.run.status = if matches!(e, Error::Interrupted) {
-            "interrupted"
-        } else {
-            "error"
-        }
-        .into();
-        results.run.error = Some(e.to_string());
-    } else if results.run.status == "running" {
-        results.run.status = "ok".into();
     }
-    results.write(&dir)?;
-    Ok(RunOutcome { dir, results })
+    runner.finish(outcome, stop)
 }
 
 /// A paced stream whose pacer woke later than this (µs) at p99, more than
@@ -212,37 +123,298 @@ pub fn run(config: &Config, out: &Path, observer: &dyn Observer, stop: &Stop) ->
 /// few ms now and then; more is an overloaded client host).
 pub const LAG_WARNING_US: f64 = 5000.0;
 
-/// A run in progress.
-struct Running<'a> {
-    config: &'a Config,
-    steps: &'a [Step],
-    connector: &'a dyn Connector,
-    results: &'a mut RunResults,
-    dir: &'a Path,
-    observer: &'a dyn Observer,
-    stop: &'a Stop,
-    probe: &'a Probe,
+/// A run in progress, one step at a time: [`run`] takes its steps in order;
+/// a shard's coordinator (ibench.distributed) starts each step of every
+/// shard at one common instant. It owns what the steps share: the
+/// connector, the tables' windows, the results written so far.
+pub struct Runner {
+    config: Config,
+    steps: Vec<Step>,
+    connector: Box<dyn Connector>,
+    results: RunResults,
+    dir: PathBuf,
+    probe: Probe,
+    shard: Shard,
     /// A note about how sizes are measured has been recorded.
     size_noted: bool,
+    /// Reads the database's own counters and gauges (None: it has none,
+    /// reading them failed once, or another shard reads them).
+    stats: Option<std::sync::Mutex<Box<dyn ServerCounters>>>,
+    /// Set up by the first step: the tables' windows, the key/value state.
+    state: Option<State>,
+    /// The next step to run.
+    next: usize,
 }
 
-impl Running<'_> {
+/// What the steps of a run carry from one to the next.
+struct State {
+    tables: Vec<TableState>,
+    kv: Option<KvState>,
+    /// Verify knows the key/value table once this run has filled it.
+    kv_known: bool,
+    /// Whether the secondary indexes exist.
+    indexed: bool,
+}
+
+impl Runner {
+    /// Checks `config`, opens the database, creates the run directory and
+    /// writes the run's first files.
+    pub fn open(config: &Config, out: &Path, observer: &dyn Observer) -> Result<Runner> {
+        config.check()?;
+        let steps = config.parsed_steps()?;
+        let shard = config.shard()?;
+        let id = run_id();
+        let dir = out.join(&id);
+        let make_dir = || {
+            std::fs::create_dir_all(&dir).map_err(|source| Error::Io {
+                action: "cannot create the output directory",
+                path: dir.clone(),
+                source,
+            })
+        };
+        // A key/value store cannot run table steps: refuse before any work.
+        let refuse_table_steps = |connector: &dyn Connector| -> Result<()> {
+            match steps.iter().find(|s| s.kv().is_none()) {
+                Some(table_step) if connector.kv_only() => Err(Error::config(
+                    "steps",
+                    format!(
+                        "{table_step} is an Insert Benchmark step; {} runs the key/value steps only (fillseq, overwrite, readrandom, ...)",
+                        connector.dbms()
+                    ),
+                )),
+                _ => Ok(()),
+            }
+        };
+        let mut config = config.clone();
+        let password = config
+            .password_file
+            .as_deref()
+            .map(connect::read_password_file)
+            .transpose()?;
+        let mut connector: Box<dyn Connector> = if config.db.is_empty() {
+            make_dir()?;
+            // The key/value steps alone default to embedded RocksDB, when built in.
+            config.db = if cfg!(feature = "rocksdb") && config.kv_only() {
+                format!("rocksdb:{}", dir.join("rocksdb").display())
+            } else {
+                format!("sqlite:{}", dir.join("ibench.sqlite").display())
+            };
+            connect::open(&config.db)?
+        } else {
+            let c = connect::open_with_password(&config.db, password.as_deref())?;
+            refuse_table_steps(c.as_ref())?;
+            make_dir()?;
+            c
+        };
+        connector.set_spec(session_spec(&config));
+        let settings: serde_json::Map<String, serde_json::Value> =
+            connector.settings().into_iter().map(|(k, v)| (k, v.into())).collect();
+        let (config_rows, warnings, mut probe) = facts::environment(connector.as_ref());
+        if config.shard.is_some() {
+            // A shard is one of several clients of the server: the server's
+            // processes are measured once, on the server's host (docs/distributed.md).
+            probe.servers.clear();
+        }
+        let results = RunResults {
+            run: RunRow {
+                run_id: id.clone(),
+                started_at_us: unix_micros(),
+                ibench_version: env!("CARGO_PKG_VERSION").into(),
+                build_profile: if cfg!(debug_assertions) { "debug" } else { "release" }.into(),
+                seed: config.seed,
+                dbms: connector.dbms().into(),
+                dbms_version: connector.version()?,
+                label: config.label.clone(),
+                target: connector.target(),
+                host: facts::host_name(),
+                cpus: std::thread::available_parallelism()
+                    .map(|n| n.get() as u32)
+                    .unwrap_or(1),
+                // The recorded configuration names the database as its target: no password.
+                config: serde_json::to_string(&Config {
+                    db: connector.target(),
+                    ..config.clone()
+                })
+                .expect("a config serializes"),
+                settings: serde_json::Value::Object(settings).to_string(),
+                status: "running".into(),
+                error: None,
+                warnings,
+                verified: None,
+                verify_error: None,
+            },
+            config: config_rows,
+            ..RunResults::default()
+        };
+        results.write(&dir)?;
+        observer.run_started(&results.run, &dir);
+        Ok(Runner {
+            config,
+            steps,
+            connector,
+            results,
+            dir,
+            probe,
+            shard,
+            size_noted: false,
+            stats: None,
+            state: None,
+            next: 0,
+        })
+    }
+
+    /// The run directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The results so far.
+    pub fn results(&self) -> &RunResults {
+        &self.results
+    }
+
+    /// The steps, in order.
+    pub fn steps(&self) -> &[Step] {
+        &self.steps
+    }
+
+    /// Runs step `ordinal`, which must be the next. `start_at_us` (Unix µs)
+    /// is its intended start: the step waits for it, and its schedules and
+    /// intervals count from it even when this process reaches it late, so
+    /// shards started at one instant share one time base. An error ends the
+    /// run: pass it to [`Runner::finish`].
+    pub fn step(
+        &mut self,
+        ordinal: usize,
+        start_at_us: Option<i64>,
+        observer: &dyn Observer,
+        stop: &Stop,
+    ) -> Result<()> {
+        if ordinal != self.next || ordinal >= self.steps.len() {
+            return Err(Error::config(
+                "step",
+                format!(
+                    "step {ordinal} cannot run now: the run's next step is {} of {}",
+                    self.next,
+                    self.steps.len()
+                ),
+            ));
+        }
+        self.next += 1;
+        if stop.requested() {
+            return Err(Error::Interrupted);
+        }
+        let mut state = match self.state.take() {
+            Some(state) => state,
+            None => self.begin(observer, stop)?,
+        };
+        let step = self.steps[ordinal];
+        let outcome = self.run_one(&mut state, ordinal, step, start_at_us, observer, stop);
+        self.state = Some(state);
+        outcome
+    }
+
+    /// Ends the run after `outcome` (the last step's): the exact counts once
+    /// when every step went well, then the run's status, written.
+    pub fn finish(mut self, outcome: Result<()>, stop: &Stop) -> Result<RunOutcome> {
+        let outcome = outcome.and_then(|()| self.final_count(stop));
+        // A statement cancelled by a stop request is the run's interruption.
+        let outcome = outcome.map_err(|e| match e {
+            e if e.is_canceled() && stop.requested() => Error::Interrupted,
+            e => e,
+        });
+        if let Err(e) = outcome {
+            self.results.run.status = if matches!(e, Error::Interrupted) {
+                "interrupted"
+            } else {
+                "error"
+            }
+            .into();
+            self.results.run.error = Some(e.to_string());
+        } else if self.results.run.status == "running" {
+            self.results.run.status = "ok".into();
+        }
+        self.results.write(&self.dir)?;
+        Ok(RunOutcome {
+            dir: self.dir,
+            results: self.results,
+        })
+    }
+
     /// Records a warning with the run and tells the observer.
-    fn warn(&mut self, message: String) {
-        self.observer.warning(&message);
+    fn warn(&mut self, observer: &dyn Observer, message: String) {
+        observer.warning(&message);
         self.results.run.warnings.push(message);
+    }
+
+    /// The database's own counters now; a failure is a warning, and the
+    /// run goes on without them.
+    fn counters(&mut self, observer: &dyn Observer, at_end: bool) -> Option<Vec<Counter>> {
+        let read = self
+            .stats
+            .as_ref()?
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .counters(at_end);
+        match read {
+            Ok(c) => Some(c),
+            Err(e) => {
+                self.stats = None;
+                self.warn(
+                    observer,
+                    format!(
+                        "the server's counters could not be read, so counters.parquet and gauges.parquet stop here: {e}"
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    /// The tables this process works on: its shard's (all of them in a
+    /// one-process run).
+    fn own_tables(&self) -> std::ops::Range<usize> {
+        if self.shard.count == 1 {
+            0..self.config.tables() as usize
+        } else {
+            let r = self.shard.clients(self.config.clients);
+            r.start as usize..r.end as usize
+        }
+    }
+
+    /// Before the first step: the tables' windows, the server's counters.
+    fn begin(&mut self, observer: &dyn Observer, stop: &Stop) -> Result<State> {
+        let tables = self.tables(stop)?;
+        // The server's counters are the server's: one shard reads them.
+        if self.shard.index == 0 {
+            let names = table_names(&self.config);
+            match self.connector.counters(&names) {
+                Ok(stats) => self.stats = stats.map(std::sync::Mutex::new),
+                Err(e) => self.warn(observer, format!("the server's counters cannot be read: {e}")),
+            }
+        }
+        Ok(State {
+            tables,
+            kv: self
+                .steps
+                .iter()
+                .any(|s| s.kv().is_some())
+                .then(|| KvState::new(self.config.num)),
+            kv_known: false,
+            indexed: !self.steps.contains(&Step::LoadI0),
+        })
     }
 
     /// The tables at the start of the run: empty when it loads them, else
     /// continuing the tables an earlier run loaded (the database says where
     /// their windows are). Server keys in such a table may have gaps this
     /// run cannot know: counted, they are found, and verify then checks
-    /// counts only.
-    fn tables(&self) -> Result<Vec<TableState>> {
-        let c = self.config;
+    /// counts only. A shard reads its own tables only.
+    fn tables(&self, stop: &Stop) -> Result<Vec<TableState>> {
+        let c = &self.config;
         let first_key = if c.server_keys { 1 } else { 0 };
         let inserters = if c.shared_table { c.clients as usize } else { 1 };
-        let names: Vec<String> = (0..c.tables()).map(|t| format!("pi{}", t + 1)).collect();
+        let names = table_names(c);
         let table_steps = self.steps.iter().any(|s| s.kv().is_none());
         let continuing = table_steps && !self.steps.contains(&Step::LoadI0);
         let mut session = if continuing {
@@ -250,15 +422,14 @@ impl Running<'_> {
         } else {
             None
         };
+        let own = self.own_tables();
         let mut tables = Vec::new();
         for (t, name) in names.into_iter().enumerate() {
             let mut window = Window::new(first_key);
             let mut gaps = false;
-            if let Some(session) = session.as_mut() {
+            if let (Some(session), true) = (session.as_mut(), own.contains(&t)) {
                 let interrupt = session.interrupter();
-                let bounds = self
-                    .stop
-                    .guard(interrupt.as_ref(), || session.bounds(&name, c.server_keys))?;
+                let bounds = stop.guard(interrupt.as_ref(), || session.bounds(&name, c.server_keys))?;
                 if let Some(Bounds {
                     min: Some(min),
                     max: Some(max),
@@ -279,181 +450,213 @@ impl Running<'_> {
         Ok(tables)
     }
 
-    fn steps(&mut self) -> Result<()> {
-        let c = self.config;
+    /// One step: run, measure, verify, write.
+    fn run_one(
+        &mut self,
+        state: &mut State,
+        ordinal: usize,
+        step: Step,
+        start_at_us: Option<i64>,
+        observer: &dyn Observer,
+        stop: &Stop,
+    ) -> Result<()> {
+        let c = self.config.clone();
+        let c = &c;
         let first_key = if c.server_keys { 1 } else { 0 };
         let inserters = if c.shared_table { c.clients as usize } else { 1 };
-        let mut tables = self.tables()?;
-        let table_names: Vec<String> = tables.iter().map(|t| t.name.clone()).collect();
-        let kv_state = self.steps.iter().any(|s| s.kv().is_some()).then(|| KvState::new(c.num));
-        // Verify knows the key/value table once this run has filled it.
-        let mut kv_known = false;
-        let mut indexed = !self.steps.contains(&Step::LoadI0);
-        for (ordinal, &step) in self.steps.iter().enumerate() {
-            if self.stop.requested() {
-                return Err(Error::Interrupted);
+        let table_names = table_names(c);
+        let own = self.own_tables();
+        if step == Step::LoadI0 {
+            let mut s = self.connector.session()?;
+            let interrupt = s.interrupter();
+            for t in &mut state.tables[own.clone()] {
+                stop.guard(interrupt.as_ref(), || s.create_table(&t.name))?;
+                *t = TableState::new(t.name.clone(), t.number, Window::new(first_key), inserters);
             }
-            if step == Step::LoadI0 {
-                let mut s = self.connector.session()?;
-                let interrupt = s.interrupter();
-                for t in &mut tables {
-                    self.stop.guard(interrupt.as_ref(), || s.create_table(&t.name))?;
-                    *t = TableState::new(t.name.clone(), t.number, Window::new(first_key), inserters);
-                }
-                indexed = false;
-            }
-            if let (Step::Kv(op), Some(state)) = (step, &kv_state) {
-                if op.fills() {
-                    self.connector
-                        .kv_session()?
-                        .create(connect::KV_TABLE, c.key_size as usize)?;
-                    state.clear();
-                    kv_known = true;
-                }
-            }
-            let plan = StepPlan {
-                config: c,
-                connector: self.connector,
-                tables: &tables,
-                step,
-                ordinal: ordinal as u64,
-                indexed,
-                stop: self.stop,
-                observer: self.observer,
-                kv: kv_state.as_ref(),
-                probe: self.probe,
-            };
-            let before = self.connector.sizes(&table_names);
-            let engine_before = self.connector.engine_counters();
-            let out = run_step(&plan);
-            let engine = match (engine_before, self.connector.engine_counters()) {
-                (Some(before), Some(after)) => Some(EngineDelta::between(&before, &after)),
-                _ => None,
-            };
-            if step == Step::CreateIndexes && out.status == "ok" {
-                indexed = true;
-            }
-            for note in &out.notes {
-                self.warn(format!("{step}: {note}"));
-            }
-            let mut row = self.step_row(step, &out, engine);
-            for &(op, p99, max, late, waits) in &out.pacer_late {
-                // A few late wakes are a VM's host at work; more than 1% of a
-                // stream's (and at least three) is an overloaded client host.
-                if p99 > LAG_WARNING_US && late >= 3.max(waits / 100) {
-                    self.warn(format!(
-                        "{step}: the pacer woke late: {} starts p99 {p99:.0} µs (max {max:.0} µs) after their intended time, {late} of {waits} more than {LAG_WARNING_US:.0} µs; the client host is overloaded, so response times include the client's own lateness",
-                        op.name()
-                    ));
-                }
-            }
-            row.db_size_before_bytes = before.database;
-            self.record_histograms(&row.step, &out);
-            if step.writes() && out.status == "ok" && c.verify != VerifyMode::Off {
-                let check = if c.verify == VerifyMode::Full {
-                    Check::Full
-                } else {
-                    Check::Quick
-                };
-                let started = Instant::now();
-                let checked = match (step, &kv_state) {
-                    (Step::Kv(_), Some(state)) if kv_known => {
-                        verify::verify_kv(c, self.connector, state, ordinal as u64, check, self.stop)
-                    }
-                    (Step::Kv(_), _) => Ok(None),
-                    _ => verify::verify_tables(c, self.connector, &tables, ordinal as u64, check, self.stop),
-                };
-                row.verify_s = Some(started.elapsed().as_secs_f64());
-                match checked {
-                    Ok(None) => {}
-                    Ok(Some(verdict)) => {
-                        row.verify = Some(c.verify.name().into());
-                        if let Err(what) = verdict {
-                            row.verified = Some(false);
-                            row.verify_error = Some(what);
-                        } else {
-                            row.verified = Some(true);
-                        }
-                    }
-                    Err(e) if e.is_canceled() && self.stop.requested() => {}
-                    Err(e) => {
-                        row.verify = Some(c.verify.name().into());
-                        row.verified = Some(false);
-                        row.verify_error = Some(format!("verify could not run: {e}"));
-                    }
-                }
-            }
-            let sizes = self.connector.sizes(&table_names);
-            if let (Some(note), false) = (&sizes.note, self.size_noted) {
-                self.size_noted = true;
-                self.warn(format!("database sizes: {note}"));
-            }
-            row.db_size_bytes = sizes.database;
-            row.tables_size_bytes = sizes.tables;
-            row.datadir_size_bytes = sizes.datadir;
-            row.live_rows = match (step, &kv_state) {
-                (Step::Kv(_), Some(state)) if kv_known => state.written().unwrap_or(0),
-                _ => tables.iter().map(|t| t.bounds().len()).sum(),
-            };
-            row.live_rows_max = match step {
-                Step::Kv(_) => row.live_rows,
-                _ => tables.iter().map(|t| t.max_len()).sum(),
-            };
-            let (status, error) = (row.status.clone(), row.error.clone());
-            let name = row.step.clone();
-            self.results
-                .intervals
-                .extend(out.intervals.into_iter().map(|r| (name.clone(), r)));
-            self.results
-                .host_intervals
-                .extend(out.host_intervals.into_iter().map(|h| (name.clone(), h)));
-            self.results.steps.push(row);
-            self.results.write(self.dir)?;
-            self.observer
-                .step_finished(self.results.steps.last().expect("just pushed"));
-            match status.as_str() {
-                "error" => {
-                    return Err(Error::Step {
-                        step: step.to_string(),
-                        message: error.unwrap_or_default(),
-                    })
-                }
-                "interrupted" => return Err(Error::Interrupted),
-                _ => {}
+            state.indexed = false;
+        }
+        if let (Step::Kv(op), Some(kv)) = (step, &state.kv) {
+            if op.fills() {
+                self.connector
+                    .kv_session()?
+                    .create(connect::KV_TABLE, c.key_size as usize)?;
+                kv.clear();
+                state.kv_known = true;
             }
         }
-        // The exact counts, once: a full scan of every table at the end.
-        if c.verify != VerifyMode::Off && !self.stop.requested() {
-            let wrote_tables = self.steps.iter().any(|s| s.kv().is_none() && s.writes());
-            let mut verdicts = Vec::new();
-            if wrote_tables {
-                verdicts.push(verify::verify_tables(
+        let counters_before = self.counters(observer, false);
+        let before = self.connector.sizes(&table_names);
+        let engine_before = self.connector.engine_counters();
+        let out = {
+            let plan = StepPlan {
+                config: c,
+                connector: self.connector.as_ref(),
+                tables: &state.tables,
+                clients: self.shard.clients(c.clients),
+                start_at_us,
+                step,
+                ordinal: ordinal as u64,
+                indexed: state.indexed,
+                stop,
+                observer,
+                kv: state.kv.as_ref(),
+                probe: &self.probe,
+                stats: self.stats.as_ref(),
+            };
+            run_step(&plan)
+        };
+        let counters_after = self.counters(observer, true);
+        if let (Some(before), Some(after)) = (&counters_before, &counters_after) {
+            let name = step.to_string();
+            self.results.counters.extend(counter_rows(&name, before, after));
+        }
+        let engine = match (engine_before, self.connector.engine_counters()) {
+            (Some(before), Some(after)) => Some(EngineDelta::between(&before, &after)),
+            _ => None,
+        };
+        if step == Step::CreateIndexes && out.status == "ok" {
+            state.indexed = true;
+        }
+        for note in &out.notes {
+            self.warn(observer, format!("{step}: {note}"));
+        }
+        let mut row = self.step_row(step, &out, engine);
+        for &(op, p99, max, late, waits) in &out.pacer_late {
+            // A few late wakes are a VM's host at work; more than 1% of a
+            // stream's (and at least three) is an overloaded client host.
+            if p99 > LAG_WARNING_US && late >= 3.max(waits / 100) {
+                self.warn(
+                    observer,
+                    format!(
+                        "{step}: the pacer woke late: {} starts p99 {p99:.0} µs (max {max:.0} µs) after their intended time, {late} of {waits} more than {LAG_WARNING_US:.0} µs; the client host is overloaded, so response times include the client's own lateness",
+                        op.name()
+                    ),
+                );
+            }
+        }
+        row.db_size_before_bytes = before.database;
+        self.record_histograms(&row.step, &out);
+        if step.writes() && out.status == "ok" && c.verify != VerifyMode::Off {
+            let check = if c.verify == VerifyMode::Full {
+                Check::Full
+            } else {
+                Check::Quick
+            };
+            let started = Instant::now();
+            let checked = match (step, &state.kv) {
+                (Step::Kv(_), Some(kv)) if state.kv_known => {
+                    verify::verify_kv(c, self.connector.as_ref(), kv, ordinal as u64, check, stop)
+                }
+                (Step::Kv(_), _) => Ok(None),
+                _ => verify::verify_tables(
                     c,
-                    self.connector,
-                    &tables,
-                    0,
-                    Check::Count,
-                    self.stop,
-                ));
+                    self.connector.as_ref(),
+                    &state.tables[own.clone()],
+                    ordinal as u64,
+                    check,
+                    stop,
+                ),
+            };
+            row.verify_s = Some(started.elapsed().as_secs_f64());
+            match checked {
+                Ok(None) => {}
+                Ok(Some(verdict)) => {
+                    row.verify = Some(c.verify.name().into());
+                    if let Err(what) = verdict {
+                        row.verified = Some(false);
+                        row.verify_error = Some(what);
+                    } else {
+                        row.verified = Some(true);
+                    }
+                }
+                Err(e) if e.is_canceled() && stop.requested() => {}
+                Err(e) => {
+                    row.verify = Some(c.verify.name().into());
+                    row.verified = Some(false);
+                    row.verify_error = Some(format!("verify could not run: {e}"));
+                }
             }
-            if let (true, Some(state)) = (kv_known, &kv_state) {
-                verdicts.push(verify::verify_kv(c, self.connector, state, 0, Check::Count, self.stop));
-            }
-            for verdict in verdicts {
-                match verdict {
-                    Ok(None) => {}
-                    Ok(Some(Ok(()))) => {
-                        self.results.run.verified.get_or_insert(true);
-                    }
-                    Ok(Some(Err(what))) => {
-                        self.results.run.verified = Some(false);
-                        self.results.run.verify_error = Some(what);
-                    }
-                    Err(e) if e.is_canceled() && self.stop.requested() => return Err(Error::Interrupted),
-                    Err(e) => {
-                        self.results.run.verified = Some(false);
-                        self.results.run.verify_error = Some(format!("the final count could not run: {e}"));
-                    }
+        }
+        let sizes = self.connector.sizes(&table_names);
+        if let (Some(note), false) = (&sizes.note, self.size_noted) {
+            self.size_noted = true;
+            self.warn(observer, format!("database sizes: {note}"));
+        }
+        row.db_size_bytes = sizes.database;
+        row.tables_size_bytes = sizes.tables;
+        row.datadir_size_bytes = sizes.datadir;
+        let tables = &state.tables[own];
+        row.live_rows = match (step, &state.kv) {
+            (Step::Kv(_), Some(kv)) if state.kv_known => kv.written().unwrap_or(0),
+            _ => tables.iter().map(|t| t.bounds().len()).sum(),
+        };
+        row.live_rows_max = match step {
+            Step::Kv(_) => row.live_rows,
+            _ => tables.iter().map(|t| t.max_len()).sum(),
+        };
+        let (status, error) = (row.status.clone(), row.error.clone());
+        let name = row.step.clone();
+        self.results
+            .intervals
+            .extend(out.intervals.into_iter().map(|r| (name.clone(), r)));
+        self.results
+            .host_intervals
+            .extend(out.host_intervals.into_iter().map(|h| (name.clone(), h)));
+        self.results
+            .gauges
+            .extend(out.gauges.into_iter().map(|g| (name.clone(), g)));
+        self.results.steps.push(row);
+        self.results.write(&self.dir)?;
+        observer.step_finished(self.results.steps.last().expect("just pushed"));
+        match status.as_str() {
+            "error" => Err(Error::Step {
+                step: step.to_string(),
+                message: error.unwrap_or_default(),
+            }),
+            "interrupted" => Err(Error::Interrupted),
+            _ => Ok(()),
+        }
+    }
+
+    /// The exact counts, once: a full scan of every table at the end.
+    fn final_count(&mut self, stop: &Stop) -> Result<()> {
+        let c = &self.config;
+        let Some(state) = &self.state else {
+            return Ok(());
+        };
+        if c.verify == VerifyMode::Off || stop.requested() {
+            return Ok(());
+        }
+        let own = self.own_tables();
+        let wrote_tables = self.steps.iter().any(|s| s.kv().is_none() && s.writes());
+        let mut verdicts = Vec::new();
+        if wrote_tables {
+            verdicts.push(verify::verify_tables(
+                c,
+                self.connector.as_ref(),
+                &state.tables[own],
+                0,
+                Check::Count,
+                stop,
+            ));
+        }
+        if let (true, Some(kv)) = (state.kv_known, &state.kv) {
+            verdicts.push(verify::verify_kv(c, self.connector.as_ref(), kv, 0, Check::Count, stop));
+        }
+        for verdict in verdicts {
+            match verdict {
+                Ok(None) => {}
+                Ok(Some(Ok(()))) => {
+                    self.results.run.verified.get_or_insert(true);
+                }
+                Ok(Some(Err(what))) => {
+                    self.results.run.verified = Some(false);
+                    self.results.run.verify_error = Some(what);
+                }
+                Err(e) if e.is_canceled() && stop.requested() => return Err(Error::Interrupted),
+                Err(e) => {
+                    self.results.run.verified = Some(false);
+                    self.results.run.verify_error = Some(format!("the final count could not run: {e}"));
                 }
             }
         }
@@ -462,7 +665,7 @@ impl Running<'_> {
 
     /// The step's row, from what it measured.
     fn step_row(&self, step: Step, out: &StepOutcome, engine: Option<EngineDelta>) -> StepRow {
-        let c = self.config;
+        let c = &self.config;
         let mut row = StepRow {
             run_id: self.results.run.run_id.clone(),
             step: step.to_string(),
@@ -470,7 +673,11 @@ impl Running<'_> {
             error: out.error.clone(),
             started_at_us: out.started_at_us,
             elapsed_s: out.elapsed_s,
-            clients: if step.kv().is_some() { c.threads } else { c.clients },
+            clients: if step.kv().is_some() {
+                c.threads
+            } else {
+                self.shard.clients(c.clients).len() as u32
+            },
             rows_per_commit: match step {
                 Step::Kv(op) if op.writes() => Some(c.batch_size),
                 _ => c.writes(step).map(|w| w.rows_per_commit),
@@ -500,7 +707,7 @@ impl Running<'_> {
             ..StepRow::default()
         };
         if let Step::Query { rate, .. } = step {
-            let target = rate as f64 * c.clients as f64;
+            let target = rate as f64 * self.shard.clients(c.clients).len() as f64;
             row.target_ips = Some(target);
             // A q step that did not insert its rows in time (it timed out or
             // failed) missed its SLA; one the user stopped has no verdict.

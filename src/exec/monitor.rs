@@ -1,7 +1,10 @@
-//! Host and process counters sampled on a step's interval grid, beside the
-//! operations' series.
+//! Host and process counters, and the database's gauges, sampled on a
+//! step's interval grid, beside the operations' series.
 
-use crate::metrics::{Disks, HostInterval, SystemDelta, SystemSample};
+use crate::connect::ServerCounters;
+use crate::metrics::{Disks, GaugeRow, GaugeSeries, HostInterval, SystemDelta, SystemSample};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Samples the host's counters at every interval boundary of a step.
@@ -69,4 +72,56 @@ impl<'a> HostSampler<'a> {
             .max();
         (system, self.rows)
     }
+}
+
+/// The database's gauges, read on the step's interval grid by a thread of
+/// their own (a slow status query must not hold up the monitor, which
+/// cancels statements): one reading at the start, one at each boundary and
+/// one at the end. Returns the rows, and why sampling stopped early.
+pub(super) fn sample_gauges(
+    stats: &Mutex<Box<dyn ServerCounters>>,
+    t0: Instant,
+    interval: Duration,
+    done: &AtomicBool,
+) -> (Vec<GaugeRow>, Option<String>) {
+    let mut series = GaugeSeries::default();
+    let read = || stats.lock().unwrap_or_else(|p| p.into_inner()).gauges();
+    let first = match read() {
+        Ok(g) => g,
+        Err(e) => return (Vec::new(), Some(format!("the server's gauges could not be read: {e}"))),
+    };
+    series.start(t0.elapsed().as_secs_f64(), &first);
+    let mut boundary = 1u32;
+    loop {
+        let next = interval * boundary;
+        while !done.load(Ordering::Relaxed) && t0.elapsed() < next {
+            std::thread::sleep(next.saturating_sub(t0.elapsed()).min(Duration::from_millis(20)));
+        }
+        let ended = done.load(Ordering::Relaxed);
+        let start = interval * (boundary - 1);
+        let length = if ended {
+            t0.elapsed().saturating_sub(start)
+        } else {
+            interval
+        };
+        // The end falls on (or just after) a boundary already read: nothing
+        // left. A step shorter than that still gets its one reading.
+        if ended && length < Duration::from_millis(10) && boundary > 1 {
+            break;
+        }
+        match read() {
+            Ok(g) => series.interval(start.as_secs_f64(), length.as_secs_f64(), &g),
+            Err(e) => {
+                return (
+                    series.finish(),
+                    Some(format!("the server's gauges could not be read: {e}")),
+                )
+            }
+        }
+        if ended {
+            break;
+        }
+        boundary += 1;
+    }
+    (series.finish(), None)
 }

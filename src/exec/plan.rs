@@ -3,7 +3,7 @@
 use super::kv_state::KvState;
 use super::tables::TableState;
 use super::Observer;
-use crate::connect::Connector;
+use crate::connect::{Connector, ServerCounters};
 use crate::metrics::Disks;
 use crate::stop::Stop;
 use crate::workload::{Config, Step};
@@ -20,6 +20,10 @@ pub(crate) struct StepPlan<'a> {
     pub config: &'a Config,
     pub connector: &'a dyn Connector,
     pub tables: &'a [TableState],
+    /// The clients this process runs (all of them unless it is a shard).
+    pub clients: std::ops::Range<u32>,
+    /// The step's intended start (Unix µs), shared by a run's shards; None: at once.
+    pub start_at_us: Option<i64>,
     pub step: Step,
     /// The step's position in the run: query streams differ per step.
     pub ordinal: u64,
@@ -30,4 +34,6 @@ pub(crate) struct StepPlan<'a> {
     /// The key/value table's state, for key/value steps.
     pub kv: Option<&'a KvState>,
     pub probe: &'a Probe,
+    /// The database's own counters and gauges, when it has any.
+    pub stats: Option<&'a std::sync::Mutex<Box<dyn ServerCounters>>>,
 }

@@ -11,10 +11,10 @@ use super::shared::{Shared, Worker};
 use crate::connect::{KvSession, Session, KV_TABLE};
 use crate::error::Result;
 use crate::metrics::{
-    merge_series, percentile_us, unix_micros, HostInterval, IntervalRow, Latencies, Op, Recorded, SystemDelta,
+    merge_series, percentile_us, unix_micros, GaugeRow, HostInterval, IntervalRow, Latencies, Op, Recorded, SystemDelta,
 };
 use crate::workload::{KvOp, Step};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
@@ -50,6 +50,8 @@ pub(crate) struct StepOutcome {
     pub system: SystemDelta,
     /// The same per interval.
     pub host_intervals: Vec<HostInterval>,
+    /// The database's gauges per interval.
+    pub gauges: Vec<GaugeRow>,
 }
 
 /// A connection for one role.
@@ -113,13 +115,27 @@ pub(crate) fn run_step(plan: &StepPlan<'_>) -> StepOutcome {
             })
             .collect()
     };
+    // A shard runs its own clients' roles, each keeping its phase among the
+    // whole run's paced streams, so the shards' arrivals interleave as one
+    // process's would.
+    let (roles, streams): (Vec<_>, Vec<_>) = roles
+        .into_iter()
+        .zip(streams)
+        .filter(|((client, role), _)| role.kv() || plan.clients.contains(client))
+        .unzip();
     let clients = (c.clients as usize).max(c.threads as usize + 1);
     let readers = roles.iter().filter(|(_, r)| matches!(r, Role::KvRead(_))).count() as u64;
     let shared = Shared::new(clients, c.clients as usize, roles.len(), readers);
+    // Queries run until every inserter is done: another shard's are not here.
+    for (client, done) in shared.inserters_done.iter().enumerate() {
+        if !plan.clients.contains(&(client as u32)) {
+            done.store(true, Ordering::Relaxed);
+        }
+    }
     let step_name = plan.step.to_string();
     let target = match plan.step {
         Step::Kv(op) => c.kv_planned(op),
-        step => c.writes(step).map(|w| w.rows * c.clients as u64),
+        step => c.writes(step).map(|w| w.rows * plan.clients.len() as u64),
     };
     let reads_progress = matches!(
         plan.step,
@@ -134,6 +150,8 @@ pub(crate) fn run_step(plan: &StepPlan<'_>) -> StepOutcome {
     let mut started_at_us = 0;
     let mut recorded: Vec<Recorded> = Vec::new();
     let mut sampled = None;
+    let mut gauges = (Vec::new(), None);
+    let sampling_done = AtomicBool::new(false);
     let mut t0 = Instant::now();
     let mut ended = t0;
 
@@ -189,10 +207,29 @@ pub(crate) fn run_step(plan: &StepPlan<'_>) -> StepOutcome {
                 })
             })
             .collect();
+        if let Some(at) = plan.start_at_us {
+            let late_us = wait_until(at, plan.stop);
+            // The schedules count from the common instant even when this
+            // process reached it late: the lateness shows as schedule lag.
+            let anchor = Instant::now()
+                .checked_sub(Duration::from_micros(late_us.max(0) as u64))
+                .unwrap_or_else(Instant::now);
+            let _ = shared.start.set(anchor);
+            if late_us > LATE_START_US {
+                shared.note(vec![format!(
+                    "this process reached the step's common start {:.1} ms late (it was still connecting or finishing the step before); its schedules count from the common start",
+                    late_us as f64 / 1000.0
+                )]);
+            }
+        }
         barrier.wait();
         t0 = *shared.start.get_or_init(Instant::now);
-        started_at_us = unix_micros();
+        started_at_us = plan.start_at_us.unwrap_or_else(unix_micros);
         let mut sampler = HostSampler::start(&plan.probe.servers, &plan.probe.disks, interval);
+        let done = &sampling_done;
+        let gauge_thread = plan
+            .stats
+            .map(|stats| scope.spawn(move || super::monitor::sample_gauges(stats, t0, interval, done)));
         let mut halted_at: Option<Instant> = None;
         let mut cancelled_at: Option<Instant> = None;
         while !handles.iter().all(|h| h.is_finished()) {
@@ -219,6 +256,10 @@ pub(crate) fn run_step(plan: &StepPlan<'_>) -> StepOutcome {
                 Duration::from_millis(100)
             };
             std::thread::sleep(sampler.tick(t0, max_sleep));
+        }
+        sampling_done.store(true, Ordering::Relaxed);
+        if let Some(Ok(sampled)) = gauge_thread.map(|g| g.join()) {
+            gauges = sampled;
         }
         ended = t0;
         for h in handles {
@@ -294,7 +335,8 @@ pub(crate) fn run_step(plan: &StepPlan<'_>) -> StepOutcome {
         shared.found.load(Ordering::Relaxed),
     );
     let timed_out = shared.timed_out.load(Ordering::Relaxed);
-    let (error, notes) = shared.take();
+    let (error, mut notes) = shared.take();
+    notes.extend(gauges.1);
     let status = if error.is_some() {
         "error"
     } else if plan.stop.requested() {
@@ -323,6 +365,22 @@ pub(crate) fn run_step(plan: &StepPlan<'_>) -> StepOutcome {
         pacer_late,
         system,
         host_intervals,
+        gauges: gauges.0,
+    }
+}
+
+/// Reaching a common start later than this (µs) is noted with the step.
+const LATE_START_US: i64 = 50_000;
+
+/// Sleeps until the wall clock reads `at_us` (Unix µs), or a stop is
+/// requested; returns how late it is then (µs; negative when stopped early).
+fn wait_until(at_us: i64, stop: &crate::stop::Stop) -> i64 {
+    loop {
+        let left = at_us - unix_micros();
+        if left <= 0 || stop.requested() {
+            return -left;
+        }
+        std::thread::sleep(Duration::from_micros(left.min(50_000) as u64));
     }
 }
 

@@ -8,12 +8,14 @@
 mod costs;
 mod engine;
 mod environment;
+mod server;
 mod system;
 
 pub use costs::{per_operation, COST_COLUMNS};
 pub use engine::{EngineCounters, EngineDelta};
 pub use environment::{host_facts, warnings, Setting};
-pub use system::{DiskCounters, Disks, SystemDelta, SystemSample};
+pub use server::{counter_rows, number, Counter, CounterRow, Gauge, GaugeRow, GaugeSeries, Reading};
+pub use system::{DeviceCounters, DeviceDelta, DiskCounters, Disks, SystemDelta, SystemSample};
 
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;

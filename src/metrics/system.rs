@@ -23,6 +23,84 @@ pub struct SystemSample {
     pub server_cpu_s: Option<f64>,
     /// Resident memory of the server's processes, bytes.
     pub server_rss: Option<u64>,
+    /// Each counted disk's counters.
+    pub devices: Vec<DeviceCounters>,
+}
+
+/// One disk's cumulative counters from /proc/diskstats (what iostat reads).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DeviceCounters {
+    /// The device's name (`vda`, `nvme0n1`).
+    pub name: String,
+    /// Reads and writes completed.
+    pub reads: u64,
+    /// Writes completed.
+    pub writes: u64,
+    /// Bytes read.
+    pub read_bytes: u64,
+    /// Bytes written.
+    pub written_bytes: u64,
+    /// Milliseconds reads spent (from issue to completion, summed).
+    pub read_ms: u64,
+    /// Milliseconds writes spent.
+    pub write_ms: u64,
+    /// Milliseconds the device had I/O in flight (iostat's %util numerator).
+    pub busy_ms: u64,
+}
+
+/// What one disk did between two samples, as iostat shows it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DeviceDelta {
+    /// Seconds between the samples.
+    pub seconds: f64,
+    /// The counters' differences (and the device's name).
+    pub counters: DeviceCounters,
+}
+
+impl DeviceDelta {
+    /// The device's name.
+    pub fn name(&self) -> &str {
+        &self.counters.name
+    }
+    fn per_s(&self, v: u64) -> Option<f64> {
+        (self.seconds > 0.0).then(|| v as f64 / self.seconds)
+    }
+    /// Reads completed per second (iostat r/s).
+    pub fn reads_per_s(&self) -> Option<f64> {
+        self.per_s(self.counters.reads)
+    }
+    /// Writes completed per second (w/s).
+    pub fn writes_per_s(&self) -> Option<f64> {
+        self.per_s(self.counters.writes)
+    }
+    /// KB read per second (rkB/s).
+    pub fn read_kb_s(&self) -> Option<f64> {
+        self.per_s(self.counters.read_bytes).map(|b| b / 1024.0)
+    }
+    /// KB written per second (wkB/s).
+    pub fn write_kb_s(&self) -> Option<f64> {
+        self.per_s(self.counters.written_bytes).map(|b| b / 1024.0)
+    }
+    /// Average ms per read (r_await); None without reads.
+    pub fn r_await_ms(&self) -> Option<f64> {
+        let c = &self.counters;
+        (c.reads > 0).then(|| c.read_ms as f64 / c.reads as f64)
+    }
+    /// Average ms per write (w_await).
+    pub fn w_await_ms(&self) -> Option<f64> {
+        let c = &self.counters;
+        (c.writes > 0).then(|| c.write_ms as f64 / c.writes as f64)
+    }
+    /// Average ms per read or write (await).
+    pub fn await_ms(&self) -> Option<f64> {
+        let c = &self.counters;
+        let n = c.reads + c.writes;
+        (n > 0).then(|| (c.read_ms + c.write_ms) as f64 / n as f64)
+    }
+    /// Percent of the time the device was busy (%util).
+    pub fn util_pct(&self) -> Option<f64> {
+        self.per_s(self.counters.busy_ms).map(|ms| (ms / 10.0).min(100.0))
+    }
 }
 
 /// Cumulative disk counters summed over the counted disks.
@@ -238,18 +316,32 @@ fn all_physical(sys: &Path) -> Vec<String> {
     out
 }
 
-/// The counters of `disks` from /proc/diskstats.
-fn disks(disks: &Disks) -> Option<DiskCounters> {
+/// The counters of each of `disks` from /proc/diskstats, and their sum.
+fn disks(disks: &Disks) -> (Option<DiskCounters>, Vec<DeviceCounters>) {
+    let Ok(stats) = procfs::diskstats() else {
+        return (None, Vec::new());
+    };
     let mut sum = DiskCounters::default();
-    for d in procfs::diskstats().ok()? {
+    let mut each = Vec::new();
+    for d in stats {
         if disks.names.contains(&d.name) {
             sum.reads += d.reads;
             sum.read_bytes += d.sectors_read * 512;
             sum.writes += d.writes;
             sum.written_bytes += d.sectors_written * 512;
+            each.push(DeviceCounters {
+                reads: d.reads,
+                writes: d.writes,
+                read_bytes: d.sectors_read * 512,
+                written_bytes: d.sectors_written * 512,
+                read_ms: d.time_reading,
+                write_ms: d.time_writing,
+                busy_ms: d.time_in_progress,
+                name: d.name,
+            });
         }
     }
-    Some(sum)
+    (Some(sum), each)
 }
 
 /// This process's CPU seconds (all threads).
@@ -288,11 +380,13 @@ impl SystemSample {
     pub fn take(server: &[&str], on: &Disks) -> SystemSample {
         let (host_busy_s, host_ctxt) = host_cpu();
         let (server_cpu_s, server_rss) = processes(server);
+        let (disk, devices) = disks(on);
         SystemSample {
             at: Some(Instant::now()),
             host_busy_s,
             host_ctxt,
-            disk: disks(on),
+            disk,
+            devices,
             client_cpu_s: own_cpu(),
             server_cpu_s,
             server_rss,
@@ -317,6 +411,8 @@ pub struct SystemDelta {
     pub server_cpu_s: Option<f64>,
     /// The larger of the two samples' server RSS.
     pub server_rss: Option<u64>,
+    /// Each counted disk.
+    pub devices: Vec<DeviceDelta>,
 }
 
 fn diff<T: Copy>(a: Option<T>, b: Option<T>, sub: impl Fn(T, T) -> T) -> Option<T> {
@@ -326,11 +422,12 @@ fn diff<T: Copy>(a: Option<T>, b: Option<T>, sub: impl Fn(T, T) -> T) -> Option<
 impl SystemDelta {
     /// `later − earlier`.
     pub fn between(earlier: &SystemSample, later: &SystemSample) -> SystemDelta {
+        let seconds = match (earlier.at, later.at) {
+            (Some(a), Some(b)) => b.saturating_duration_since(a).as_secs_f64(),
+            _ => 0.0,
+        };
         SystemDelta {
-            seconds: match (earlier.at, later.at) {
-                (Some(a), Some(b)) => b.saturating_duration_since(a).as_secs_f64(),
-                _ => 0.0,
-            },
+            seconds,
             host_busy_s: diff(earlier.host_busy_s, later.host_busy_s, |b, a| (b - a).max(0.0)),
             ctxt: diff(earlier.host_ctxt, later.host_ctxt, |b, a| b.saturating_sub(a)),
             disk: diff(earlier.disk, later.disk, |b, a| DiskCounters {
@@ -345,6 +442,27 @@ impl SystemDelta {
                 (Some(a), Some(b)) => Some(a.max(b)),
                 (a, b) => a.or(b),
             },
+            devices: later
+                .devices
+                .iter()
+                .filter_map(|b| {
+                    let a = earlier.devices.iter().find(|a| a.name == b.name)?;
+                    let d = |x: u64, y: u64| x.saturating_sub(y);
+                    Some(DeviceDelta {
+                        seconds,
+                        counters: DeviceCounters {
+                            name: b.name.clone(),
+                            reads: d(b.reads, a.reads),
+                            writes: d(b.writes, a.writes),
+                            read_bytes: d(b.read_bytes, a.read_bytes),
+                            written_bytes: d(b.written_bytes, a.written_bytes),
+                            read_ms: d(b.read_ms, a.read_ms),
+                            write_ms: d(b.write_ms, a.write_ms),
+                            busy_ms: d(b.busy_ms, a.busy_ms),
+                        },
+                    })
+                })
+                .collect(),
         }
     }
 }
@@ -410,6 +528,10 @@ mod tests {
         assert!(d.client_cpu_s.unwrap() > 0.1, "{d:?}");
         assert!(d.host_busy_s.unwrap() > 0.1, "{d:?}");
         assert!(d.ctxt.is_some() && d.disk.is_some());
+        // Each disk counted has its own row, and they add up to the total.
+        assert!(!d.devices.is_empty(), "{d:?}");
+        let reads: u64 = d.devices.iter().map(|x| x.counters.reads).sum();
+        assert_eq!(reads, d.disk.unwrap().reads);
         assert_eq!(d.server_cpu_s, None, "no server named");
     }
 }

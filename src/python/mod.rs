@@ -5,6 +5,7 @@ mod convert;
 mod errors;
 mod gen;
 mod run;
+mod shard;
 
 use pyo3::prelude::*;
 
@@ -22,9 +23,13 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         if cfg!(debug_assertions) { "debug" } else { "release" },
     )?;
     m.add("COST_COLUMNS", crate::metrics::COST_COLUMNS.to_vec())?;
+    // The steps table's percentile and lag columns: (quantile, suffix).
+    m.add("PERCENTILES", crate::results::PERCENTILES.to_vec())?;
+    m.add("LAG_STATS", crate::results::LAG_STATS.to_vec())?;
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;
     errors::register(m)?;
     gen::register(m)?;
     run::register(m)?;
+    shard::register(m)?;
     Ok(())
 }

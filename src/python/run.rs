@@ -35,6 +35,19 @@ impl Observer for Lines {
     }
 }
 
+/// The configuration from an optional TOML file overlaid by `layers` (a
+/// JSON list of objects, the later overriding the earlier).
+pub(super) fn resolve(layers: &str, config_file: Option<&Path>) -> crate::Result<Config> {
+    let parsed: Vec<Map<String, Value>> =
+        serde_json::from_str(layers).map_err(|e| crate::Error::config("params", e.to_string()))?;
+    let mut all = Vec::new();
+    if let Some(path) = config_file {
+        all.push(Config::layer_from_toml(path)?);
+    }
+    all.extend(parsed);
+    Config::resolve(&all)
+}
+
 /// Runs the configuration resolved from `layers` (JSON list of objects, the
 /// later overriding the earlier) and an optional TOML file; returns the run
 /// directory, its status and its error.
@@ -47,14 +60,7 @@ fn run(
     config_file: Option<PathBuf>,
     progress: bool,
 ) -> PyResult<(String, String, Option<String>)> {
-    let parsed: Vec<Map<String, Value>> =
-        serde_json::from_str(layers).map_err(|e| crate::Error::config("params", e.to_string()))?;
-    let mut all = Vec::new();
-    if let Some(path) = &config_file {
-        all.push(Config::layer_from_toml(path)?);
-    }
-    all.extend(parsed);
-    let config = Config::resolve(&all)?;
+    let config = resolve(layers, config_file.as_deref())?;
     let stop = Arc::new(crate::stop::Stop::new());
     let (tx, rx) = mpsc::channel();
     let worker = {
@@ -99,11 +105,45 @@ fn run(
     Ok((outcome.dir.display().to_string(), run.status, run.error))
 }
 
+/// The configuration resolved from `layers` and `config_file`, checked,
+/// as JSON (a layer that resolves to itself).
+#[pyfunction]
+#[pyo3(signature = (layers, config_file=None))]
+fn resolve_config(layers: &str, config_file: Option<PathBuf>) -> PyResult<String> {
+    let config = resolve(layers, config_file.as_deref())?;
+    config.check()?;
+    Ok(serde_json::to_string(&config).expect("a config serializes"))
+}
+
 /// Percentiles `qs` (0..=100) of a serialized histogram (histograms.parquet), in µs.
 #[pyfunction]
 fn histogram_percentiles(blob: &[u8], qs: Vec<f64>) -> PyResult<Vec<f64>> {
     let h = crate::metrics::deserialize(blob)?;
     Ok(qs.into_iter().map(|q| crate::metrics::percentile_us(&h, q)).collect())
+}
+
+/// How many values of a serialized histogram are at most each of
+/// `limits_us` (µs), for response-time bucket tables: exact up to the
+/// histogram's 3 significant digits (a value within 0.1% of a limit may
+/// count on either side).
+#[pyfunction]
+fn histogram_counts_at_most(blob: &[u8], limits_us: Vec<f64>) -> PyResult<Vec<u64>> {
+    let h = crate::metrics::deserialize(blob)?;
+    let recorded: Vec<(u64, u64)> = h
+        .iter_recorded()
+        .map(|v| (h.median_equivalent(v.value_iterated_to()), v.count_at_value()))
+        .collect();
+    Ok(limits_us
+        .into_iter()
+        .map(|limit| {
+            let limit_ns = limit * 1000.0;
+            recorded
+                .iter()
+                .filter(|(v, _)| *v as f64 <= limit_ns)
+                .map(|(_, n)| n)
+                .sum()
+        })
+        .collect())
 }
 
 /// Merges serialized histograms into one (e.g. the same step of several runs).
@@ -120,7 +160,9 @@ fn merge_histograms(blobs: Vec<Vec<u8>>) -> PyResult<Vec<u8>> {
 
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve_config, m)?)?;
     m.add_function(wrap_pyfunction!(histogram_percentiles, m)?)?;
     m.add_function(wrap_pyfunction!(merge_histograms, m)?)?;
+    m.add_function(wrap_pyfunction!(histogram_counts_at_most, m)?)?;
     Ok(())
 }

@@ -3,12 +3,14 @@
 //! are declared once, in its own file.
 
 mod columns;
+mod disks;
 mod generated;
 mod histograms;
 mod intervals;
 mod parquet_file;
 mod run_results;
 mod runs;
+mod server;
 mod steps;
 
 pub use generated::{binary_array, encoded_keys_array, keys_array, rows_batch, rows_schema, text_array};

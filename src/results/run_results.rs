@@ -2,13 +2,15 @@
 //! directory's Parquet files (docs/results.md).
 
 use super::columns::{batch, col, Column};
+use super::disks::{self, DiskLine};
 use super::histograms::{self, HistogramRow};
 use super::intervals::{self, IntervalLine, Line};
 use super::runs::{self, RunRow};
+use super::server::{self, Line as ServerLine};
 use super::steps::{self, StepRow};
 use super::ParquetFile;
 use crate::error::{Error, Result};
-use crate::metrics::{HostInterval, IntervalRow, Setting};
+use crate::metrics::{CounterRow, GaugeRow, HostInterval, IntervalRow, Setting};
 use arrow::array::RecordBatch;
 use std::path::Path;
 
@@ -27,6 +29,10 @@ pub struct RunResults {
     pub histograms: Vec<HistogramRow>,
     /// Host facts and the server's configuration.
     pub config: Vec<Setting>,
+    /// The database's own counters over each step.
+    pub counters: Vec<CounterRow>,
+    /// Its gauges per interval: (step, row).
+    pub gauges: Vec<(String, GaugeRow)>,
 }
 
 /// A setting of a run, with its run id.
@@ -86,8 +92,44 @@ impl RunResults {
         batch(&histograms::columns(), self.histograms.iter())
     }
 
-    /// Writes the five Parquet files into `dir`, each replaced atomically, so
-    /// a reader (or a crash) never sees a half-written file.
+    /// The `counters` table: the database's own counters over each step.
+    pub fn counters_batch(&self) -> Result<RecordBatch> {
+        let lines: Vec<_> = self.counters.iter().map(|c| ServerLine(&self.run.run_id, c)).collect();
+        batch(&server::counter_columns(), lines.iter())
+    }
+
+    /// The `gauges` table: the database's gauges per interval.
+    pub fn gauges_batch(&self) -> Result<RecordBatch> {
+        let lines: Vec<_> = self.gauges.iter().map(|g| ServerLine(&self.run.run_id, g)).collect();
+        batch(&server::gauge_columns(), lines.iter())
+    }
+
+    /// The `disks` table: each counted disk per interval, then over each
+    /// whole step (`t_s` null).
+    pub fn disks_batch(&self) -> Result<RecordBatch> {
+        let run_id = self.run.run_id.as_str();
+        let per_interval = self.host_intervals.iter().flat_map(|(step, h)| {
+            h.delta.devices.iter().map(move |disk| DiskLine {
+                run_id,
+                step,
+                t_s: Some(h.t_s),
+                disk,
+            })
+        });
+        let per_step = self.steps.iter().flat_map(|s| {
+            s.system.devices.iter().map(move |disk| DiskLine {
+                run_id,
+                step: &s.step,
+                t_s: None,
+                disk,
+            })
+        });
+        let lines: Vec<DiskLine<'_>> = per_interval.chain(per_step).collect();
+        batch(&disks::columns(), lines.iter())
+    }
+
+    /// Writes the Parquet files into `dir`, each replaced atomically, so a
+    /// reader (or a crash) never sees a half-written file.
     pub fn write(&self, dir: &Path) -> Result<()> {
         for (name, batch) in [
             ("runs", self.runs_batch()?),
@@ -95,6 +137,9 @@ impl RunResults {
             ("intervals", self.intervals_batch()?),
             ("histograms", self.histograms_batch()?),
             ("config", self.config_batch()?),
+            ("counters", self.counters_batch()?),
+            ("gauges", self.gauges_batch()?),
+            ("disks", self.disks_batch()?),
         ] {
             let path = dir.join(format!("{name}.parquet"));
             let tmp = dir.join(format!(".{name}.parquet.tmp"));

@@ -240,5 +240,24 @@ pub(crate) fn columns() -> Vec<Column<StepRow>> {
             c.push(col!(name, f64?, |s: &StepRow| s.lag(op, i)));
         }
     }
+    // The counters the per-operation costs divide, so costs can be summed
+    // (over shards, steps or runs) and divided again.
+    c.extend([
+        col!("cost_ops", u64?, |s: &StepRow| s.cost_ops),
+        col!("host_cpu_s", f64?, |s: &StepRow| s.system.host_busy_s),
+        col!("client_cpu_s", f64?, |s: &StepRow| s.system.client_cpu_s),
+        col!("server_cpu_s", f64?, |s: &StepRow| s.system.server_cpu_s),
+        col!("context_switches", u64?, |s: &StepRow| s.system.ctxt),
+        col!("disk_reads", u64?, |s: &StepRow| s.system.disk.map(|d| d.reads)),
+        col!("disk_writes", u64?, |s: &StepRow| s.system.disk.map(|d| d.writes)),
+        col!("disk_read_bytes", u64?, |s: &StepRow| s
+            .system
+            .disk
+            .map(|d| d.read_bytes)),
+        col!("disk_write_bytes", u64?, |s: &StepRow| s
+            .system
+            .disk
+            .map(|d| d.written_bytes)),
+    ]);
     c
 }

@@ -103,6 +103,10 @@ pub struct Config {
     pub max_delete_lag: u32,
     /// A name for the run in reports.
     pub label: Option<String>,
+    /// A file whose first line is the database password, for a DSN that
+    /// has none (PostgreSQL and MySQL/MariaDB); the password itself is
+    /// never recorded.
+    pub password_file: Option<std::path::PathBuf>,
     /// Key/value steps: the key space [0, num); fills write num keys.
     pub num: u64,
     /// Key/value steps: bytes per key (≥ 8; big-endian, zero-padded).
@@ -137,6 +141,61 @@ pub struct Config {
     /// How paced operations wait for their intended start: `precise` (sleep,
     /// then spin the last stretch: a lag of microseconds) or `sleep`.
     pub pacing: Pacing,
+    /// `"i/N"`: this process runs shard i (from 0) of N, the clients
+    /// [⌊i·clients/N⌋, ⌊(i+1)·clients/N⌋) and their tables, generating
+    /// exactly what they generate in a one-process run (docs/distributed.md).
+    /// None: every client.
+    pub shard: Option<String>,
+    /// The intended start of the first step, as Unix seconds: the shards of
+    /// a run started by hand on several hosts share it, so their open-loop
+    /// schedules count from one instant. None: at once.
+    pub start_at: Option<f64>,
+}
+
+/// Which of a run's clients this process runs: shard `index` of `count`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    /// From 0.
+    pub index: u32,
+    /// How many shards the run has.
+    pub count: u32,
+}
+
+impl Shard {
+    /// Every client: the one shard of a one-process run.
+    pub const WHOLE: Shard = Shard { index: 0, count: 1 };
+
+    /// Parses `"i/N"`.
+    pub fn parse(text: &str) -> Result<Shard> {
+        let bad = || {
+            Error::config(
+                "shard",
+                format!("expected i/N with 0 ≤ i < N, such as 0/2, got {text:?}"),
+            )
+        };
+        let (i, n) = text.split_once('/').ok_or_else(bad)?;
+        let (index, count): (u32, u32) = (
+            i.trim().parse().map_err(|_| bad())?,
+            n.trim().parse().map_err(|_| bad())?,
+        );
+        if count == 0 || index >= count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+
+    /// The clients of this shard among `clients`: a contiguous block, so
+    /// shard i of N holds the tables pi⌊i·C/N⌋+1 … pi⌊(i+1)·C/N⌋.
+    pub fn clients(self, clients: u32) -> std::ops::Range<u32> {
+        let at = |i: u32| (i as u64 * clients as u64 / self.count as u64) as u32;
+        at(self.index)..at(self.index + 1)
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
 }
 
 /// How paced operations wait for their intended start.
@@ -326,6 +385,7 @@ impl Config {
             verify: VerifyMode::Quick,
             max_delete_lag: 8,
             label: None,
+            password_file: None,
             num: 1_000_000,
             key_size: 16,
             value_size: [100, 100],
@@ -340,6 +400,8 @@ impl Config {
             distribution: Distribution::Uniform,
             zipf_theta: 0.99,
             pacing: Pacing::Precise,
+            shard: None,
+            start_at: None,
         })
     }
 
@@ -568,6 +630,7 @@ impl Config {
                 format!("must be 0 to 100, got {}", self.data_random_pct),
             ));
         }
+        self.check_shard(&steps)?;
         if self.server_keys && self.shared_table && self.clients > 1 {
             return Err(Error::config(
                 "server_keys",
@@ -575,6 +638,43 @@ impl Config {
             ));
         }
         Ok(())
+    }
+
+    /// A shard of several needs clients of its own, each with its own table.
+    fn check_shard(&self, steps: &[Step]) -> Result<()> {
+        if let Some(t) = self.start_at {
+            if !(t.is_finite() && t > 0.0) {
+                return Err(Error::config("start_at", format!("must be Unix seconds, got {t}")));
+            }
+        }
+        let shard = self.shard()?;
+        if shard.count == 1 {
+            return Ok(());
+        }
+        if shard.count > self.clients {
+            return Err(Error::config(
+                "shard",
+                format!("{shard}: {} shards cannot split {} clients", shard.count, self.clients),
+            ));
+        }
+        if self.shared_table {
+            return Err(Error::config(
+                "shard",
+                "cannot split clients that share one table: its window is one counter, kept by one process",
+            ));
+        }
+        if let Some(kv) = steps.iter().find(|s| s.kv().is_some()) {
+            return Err(Error::config(
+                "shard",
+                format!("{kv} is a key/value step: its threads share one key space, kept by one process; shards split the Insert Benchmark's clients"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The shard this process runs ([`Shard::WHOLE`] when none is set).
+    pub fn shard(&self) -> Result<Shard> {
+        self.shard.as_deref().map_or(Ok(Shard::WHOLE), Shard::parse)
     }
 
     fn check_kv(&self) -> Result<()> {

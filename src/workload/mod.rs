@@ -4,6 +4,8 @@ mod config;
 mod kv;
 mod step;
 
-pub use config::{Compat, Config, DataMode, Distribution, MaintenanceStyle, Pacing, Statements, VerifyMode, PRESETS};
+pub use config::{
+    Compat, Config, DataMode, Distribution, MaintenanceStyle, Pacing, Shard, Statements, VerifyMode, PRESETS,
+};
 pub use kv::{kv_stream, share, KvThreadWork, KV_STREAMS};
 pub use step::{KvOp, QueryKind, Step, Writes, STANDARD_STEPS};

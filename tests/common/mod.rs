@@ -86,3 +86,59 @@ pub fn mysql_db(name: &str) -> Option<String> {
     let base = admin.rsplit_once('/').unwrap().0;
     Some(format!("{base}/{name}"))
 }
+
+/// Every byte of every file under `dir`.
+pub fn all_bytes(dir: &Path) -> Vec<u8> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let p = entry.unwrap().path();
+        if p.is_dir() {
+            out.extend(all_bytes(&p));
+        } else {
+            out.extend(std::fs::read(&p).unwrap());
+        }
+    }
+    out
+}
+
+pub fn contains(haystack: &[u8], needle: &str) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle.as_bytes())
+}
+
+/// Every value of every Parquet file of the run directories under `dir`, as text.
+pub fn decoded(dir: &Path) -> String {
+    let mut text = String::new();
+    for run in std::fs::read_dir(dir).unwrap() {
+        let run = run.unwrap().path();
+        for file in std::fs::read_dir(&run).unwrap() {
+            let path = file.unwrap().path();
+            if path.extension().is_some_and(|e| e == "parquet") {
+                let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
+                    std::fs::File::open(&path).unwrap(),
+                )
+                .unwrap()
+                .build()
+                .unwrap();
+                for batch in reader {
+                    for col in batch.unwrap().columns() {
+                        text += &format!("{col:?}");
+                    }
+                }
+            }
+        }
+    }
+    text
+}
+
+/// A server of the test's own (a fresh data directory, a free port), with
+/// `config` appended to its configuration; it stops on drop.
+pub fn private_server(kind: ibench::server::Kind, config: String) -> ibench::server::Managed {
+    let spec = ibench::server::ServerSpec {
+        kind,
+        bin: None,
+        config,
+        work_dir: std::env::temp_dir(),
+        keep_data: false,
+    };
+    ibench::server::Managed::start(&spec).unwrap_or_else(|e| panic!("a private {kind:?}: {e}"))
+}

@@ -49,8 +49,11 @@ def test_two_runs_with_one_server_setting_changed_show_exactly_that_setting(tmp_
     assert list(differs.loc[("server", name)]) == ["10.000000", "20.000000"]
     from ibench import report
 
+    readable = tables.differences([before, after])
+    assert [t.title for t in readable.by_scope] == ["server (1)"] and readable.by_nature is None
     html = report.render([before, after])
-    assert html.index("What differs between the runs") < html.index("Throughput (ips")
+    # After the results, collapsed.
+    assert html.index("<details><summary>What differs between the runs (1 facts and settings)") > html.index("Throughput (ips")
 
 
 def test_identical_setups_differ_in_nothing(tmp_path: Path) -> None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import subprocess
+import sys
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Optional
@@ -310,3 +312,16 @@ def test_runs_without_a_finished_step_exit_1(tmp_path: Path, capsys: pytest.Capt
     d = write_run(tmp_path, "r1", t(1), [step("l.i0", status="error"), step("wait")], label="x")
     assert export.main([str(d), "--format", "bencher"]) == 1
     assert capsys.readouterr().err.endswith("error: nothing to export: no step with a rate finished ok in 1 run(s)\n")
+
+
+def test_the_export_module_runs_as_a_script(tmp_path: Path) -> None:
+    """`python -m ibench.export` is the entry point `ibench export` calls (as `ibench report` calls ibench.report)."""
+    help = subprocess.run([sys.executable, "-m", "ibench.export", "--help"], capture_output=True, text=True,
+                          timeout=120)
+    assert help.returncode == 0, help.stderr
+    assert "bencher,otava,github-action-benchmark" in help.stdout and "--measure" in help.stdout
+    d = write_run(tmp_path, "r1", t(1), STEPS[:1], label="x")
+    done = subprocess.run([sys.executable, "-m", "ibench.export", str(d), "--format", "bencher"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"x/l.i0": {"throughput": {"value": 50000.0}, "latency": {"value": 120500.0}}}

@@ -21,6 +21,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -35,6 +36,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import ibench
+from conftest import with_server_tables
+from ibench.results import SERVER_TABLES
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "results.md"
 """The documented layout of the result files."""
@@ -316,14 +319,64 @@ def test_load_of_a_list_of_run_directories_gives_them_concatenated_in_that_order
         pd.testing.assert_frame_equal(getattr(loaded, table), expected)
 
 
-def test_to_arrow_returns_the_four_tables_as_pyarrow_tables(two_runs: tuple[Path, list[Path]]) -> None:
+def test_to_arrow_returns_the_four_tables_and_the_server_tables_as_pyarrow_tables(
+    two_runs: tuple[Path, list[Path]],
+) -> None:
     parent, _ = two_runs
     loaded = ibench.load(parent)
     tables = loaded.to_arrow()
-    assert set(tables) == set(TABLES)
+    assert set(tables) == set(TABLES) | set(SERVER_TABLES)
     for name, table in tables.items():
         assert isinstance(table, pa.Table)
         assert table.num_rows == len(getattr(loaded, name))
+
+
+# --- the server's counters, gauges and disks -------------------------------------
+
+
+def test_a_run_without_server_table_files_reads_them_as_empty_frames_with_their_columns(
+    quick: ibench.Results, tmp_path: Path
+) -> None:
+    """Runs recorded before ibench wrote counters, gauges and disks load as if they had none."""
+    old = tmp_path / "old"
+    shutil.copytree(quick.path, old)
+    for name in SERVER_TABLES:
+        (old / f"{name}.parquet").unlink(missing_ok=True)
+    loaded = ibench.load(old)
+    for name, schema in SERVER_TABLES.items():
+        frame = getattr(loaded, name)
+        assert frame.empty and list(frame.columns) == schema.names, name
+        assert loaded.to_arrow()[name].schema.equals(schema), name
+
+
+def test_counters_gauges_and_disks_read_their_files_and_concatenate_runs(
+    two_runs: tuple[Path, list[Path]], tmp_path: Path
+) -> None:
+    _, dirs = two_runs
+    copies = [with_server_tables(ibench.load(d), tmp_path / d.name) for d in dirs]
+    loaded = ibench.load(copies)
+    for name in SERVER_TABLES:
+        expected = pd.concat([pd.read_parquet(c / f"{name}.parquet") for c in copies], ignore_index=True)
+        pd.testing.assert_frame_equal(getattr(loaded, name), expected, check_dtype=False)
+        assert set(getattr(loaded, name)["run_id"]) == {c.name for c in copies}, name
+        assert set(getattr(loaded, name)["step"]) <= set(loaded.steps["step"]), name
+    counters = loaded.counters
+    numeric = counters[counters["text"].isna()]
+    assert (numeric["delta"] == numeric["end"] - numeric["start"]).all()
+
+
+def test_the_server_tables_of_a_run_directory_on_disk_are_read_where_only_some_runs_have_them(
+    two_runs: tuple[Path, list[Path]], tmp_path: Path
+) -> None:
+    _, dirs = two_runs
+    newer = with_server_tables(ibench.load(dirs[0]), tmp_path / "newer")
+    older = tmp_path / "older"
+    shutil.copytree(dirs[1], older)
+    for name in SERVER_TABLES:
+        (older / f"{name}.parquet").unlink(missing_ok=True)
+    loaded = ibench.load([newer, older])
+    for name in SERVER_TABLES:
+        assert set(getattr(loaded, name)["run_id"]) == {dirs[0].name}, name
 
 
 def test_loading_a_folder_without_runs_raises_io_error(tmp_path: Path) -> None:

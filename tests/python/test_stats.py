@@ -259,3 +259,32 @@ def test_compare_without_repeats_or_series_says_what_is_missing() -> None:
 def test_a_confidence_level_outside_0_1_is_rejected() -> None:
     with pytest.raises(ValueError, match="ci must be between 0 and 1"):
         stats.ratio_of_means([1.0, 2.0], [1.0, 2.0], ci=95)
+
+
+# Summaries of series (what the pytest plugin's baselines store)
+
+
+def test_ratio_of_summaries_is_ratio_of_series_from_stored_figures() -> None:
+    rng = np.random.default_rng(61)
+    a, b = ar1(rng, 60, 1000.0, 80.0, PHI, 1)[0], ar1(rng, 40, 900.0, 60.0, PHI, 1)[0]
+    sa = stats.summarize_series(a)
+    assert (sa.mean, sa.sd, sa.n) == pytest.approx((float(np.mean(a)), float(np.std(a, ddof=1)), 60))
+    assert sa.n_eff == pytest.approx(stats.effective_sample_size(a))
+    assert stats.ratio_of_summaries(sa, stats.summarize_series(b)) == stats.ratio_of_series(a, b)
+
+
+def test_ratio_of_summaries_rejects_a_summary_of_too_few_values_or_a_mean_that_is_not_positive() -> None:
+    good = stats.SeriesSummary(100.0, 5.0, 10, 8.0)
+    with pytest.raises(ValueError, match="a summarizes 3 values"):
+        stats.ratio_of_summaries(stats.SeriesSummary(100.0, 5.0, 3, 3.0), good)
+    with pytest.raises(ValueError, match="b has mean 0.0"):
+        stats.ratio_of_summaries(good, stats.SeriesSummary(0.0, 5.0, 10, 8.0))
+    with pytest.raises(ValueError, match="at least 4"):
+        stats.summarize_series([1.0, 2.0, 3.0])
+
+
+def test_format_interval_is_the_rule_ratio_prints_with() -> None:
+    assert stats.format_interval(1.12, 1.08, 1.16) == "1.12 ±0.04"
+    assert str(stats.Ratio(1.12, 1.08, 1.16, 0.95, "t", 5, 5)) == "1.12 ±0.04"
+    assert stats.format_interval(0.5, 0.498, 0.502) == "0.500 ±0.002"
+    assert stats.format_interval(1.12, 0.95, 1.35) == "1.12 [0.95, 1.35]"

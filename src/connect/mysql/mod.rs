@@ -9,11 +9,13 @@
 
 mod kv;
 mod maintain;
+mod options;
 mod rocksdb_log;
 mod session;
+mod stats;
 
 use super::sql::{Dialect, Engine, SessionSql};
-use super::{Connector, KvSession, Session, SessionSpec, Sizes};
+use super::{Connector, KvSession, ServerCounters, Session, SessionSpec, Sizes};
 use crate::error::{DbErrorKind, Error, Result};
 use mysql::prelude::Queryable;
 use mysql::{Conn, Opts, OptsBuilder};
@@ -23,6 +25,9 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Prepared statements the driver keeps per connection.
+const STATEMENT_CACHE: usize = 1024;
 
 /// The MySQL/MariaDB connector.
 pub struct MysqlConnector {
@@ -35,6 +40,9 @@ pub struct MysqlConnector {
     /// MyRocks' data directory (`rocksdb_datadir`, relative to `datadir`), read once.
     rocksdb_dir: OnceLock<Option<PathBuf>>,
     spec: SessionSpec,
+    ssl_mode: options::SslMode,
+    /// Where the password came from (dsn, MYSQL_PWD, option file, ...).
+    password_source: &'static str,
 }
 
 /// Maps a server error to its kind: deadlocks (1213) and lock wait timeouts
@@ -86,11 +94,22 @@ fn file_name(name: &str) -> String {
 impl MysqlConnector {
     /// Parses `dsn` and checks that the server answers and has the engine.
     pub fn new(dsn: &str) -> Result<Self> {
+        Self::with_password(dsn, None)
+    }
+
+    /// As [`MysqlConnector::new`], with a password given apart from the
+    /// DSN (a password file), used when the DSN has none.
+    pub fn with_password(dsn: &str, password: Option<&str>) -> Result<Self> {
         let bad = |why: String| Error::config("db", format!("{:?}: {why}", super::redact(dsn)));
         let (base, query) = super::dsn::split(dsn);
         let (mut engine, mut socket, mut engine_options, mut rest) = (Engine::InnoDb, None, String::new(), Vec::new());
+        let (mut ssl_mode, mut ssl_ca, mut defaults_file) = (None, None, None);
         for (name, v) in query {
             match name.as_str() {
+                // The client's options, spelled with - or _ as in option files.
+                "ssl-mode" | "ssl_mode" => ssl_mode = Some(options::SslMode::parse(&v)?),
+                "ssl-ca" | "ssl_ca" => ssl_ca = Some(PathBuf::from(v)),
+                "defaults-file" | "defaults_file" => defaults_file = Some(v),
                 "engine" => {
                     engine = match v.to_ascii_lowercase().as_str() {
                         "innodb" => Engine::InnoDb,
@@ -113,6 +132,41 @@ impl MysqlConnector {
             format!("{base}?{query}")
         };
         let opts = Opts::from_url(&url).map_err(|e| bad(format!("not a MySQL DSN: {e}")))?;
+        // The option file's [client] group fills in what the DSN leaves out.
+        let file = match options::option_file_path(defaults_file.as_deref()) {
+            Some(path) => options::option_file(&path)?,
+            None => Vec::new(),
+        };
+        let from_file = |key: &str| file.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.clone());
+        let mut builder = OptsBuilder::from_opts(opts.clone());
+        if opts.get_user().is_none() {
+            builder = builder.user(from_file("user"));
+        }
+        socket = socket.or_else(|| from_file("socket"));
+        let ssl_mode = match ssl_mode {
+            Some(m) => m,
+            None => from_file("ssl-mode")
+                .map(|m| options::SslMode::parse(&m))
+                .transpose()?
+                .unwrap_or_default(),
+        };
+        let ssl_ca = ssl_ca.or_else(|| from_file("ssl-ca").map(PathBuf::from));
+        let mut password_source = "dsn";
+        if opts.get_pass().is_none() {
+            let found = password
+                .map(|p| (p.to_string(), "password file"))
+                .or_else(|| from_file("password").map(|p| (p, "option file")))
+                .or_else(|| std::env::var("MYSQL_PWD").ok().map(|p| (p, "MYSQL_PWD")));
+            password_source = found.as_ref().map_or("none", |f| f.1);
+            builder = builder.pass(found.map(|f| f.0));
+        }
+        // The driver would quietly switch a 127.0.0.1 connection to the Unix
+        // socket: the DSN says which transport is measured (socket=PATH, or
+        // prefer_socket=true to let the driver choose).
+        if !rest.iter().any(|(k, _)| k == "prefer_socket") {
+            builder = builder.prefer_socket(false);
+        }
+        let opts: Opts = builder.ssl_opts(ssl_mode.ssl_opts(ssl_ca.as_deref())?).into();
         let user = opts.get_user().unwrap_or("").to_string();
         let target = format!(
             "mysql://{user}@{}:{}/{}?engine={}",
@@ -121,11 +175,15 @@ impl MysqlConnector {
             opts.get_db_name().unwrap_or(""),
             engine.sql().to_lowercase()
         );
+        // Sessions hold their prepared statements; the driver closes the one
+        // its cache evicts, so the cache must hold every statement a session
+        // prepares (a few dozen at most; the default is 32).
         let opts: Opts = OptsBuilder::from_opts(opts)
             .tcp_connect_timeout(Some(CONNECT_TIMEOUT))
             .socket(socket)
+            .stmt_cache_size(STATEMENT_CACHE)
             .into();
-        let connector = MysqlConnector {
+        let mut connector = MysqlConnector {
             opts,
             engine,
             engine_options,
@@ -133,8 +191,19 @@ impl MysqlConnector {
             datadir: OnceLock::new(),
             rocksdb_dir: OnceLock::new(),
             spec: SessionSpec::default(),
+            ssl_mode,
+            password_source,
         };
-        let mut conn = connector.connect()?;
+        let mut conn = match Conn::new(connector.opts.clone()) {
+            // PREFERRED: plain when the server offers no TLS.
+            Err(mysql::Error::DriverError(mysql::DriverError::TlsNotSupported))
+                if ssl_mode == options::SslMode::Preferred =>
+            {
+                connector.opts = OptsBuilder::from_opts(connector.opts.clone()).ssl_opts(None).into();
+                connector.connect()?
+            }
+            _ => connector.connect()?,
+        };
         // As text: a run with literal statements prepares nothing on the server.
         let supported: Option<String> = conn
             .query_first(format!(
@@ -176,6 +245,7 @@ impl MysqlConnector {
             spec: self.spec,
             inserts: (String::new(), std::collections::HashMap::new()),
             kv_puts: std::collections::HashMap::new(),
+            statements: std::collections::HashMap::new(),
             engine: self.engine,
             target: self.target.clone(),
             active_compactions: None,
@@ -250,9 +320,44 @@ impl Connector for MysqlConnector {
         Ok(v.unwrap_or_default())
     }
     fn settings(&self) -> Vec<(String, String)> {
+        // What the server says of this connection: its TLS version and
+        // cipher, if any, and whether it came over TCP (`host:port`) or the
+        // Unix socket (`localhost`).
+        let mut conn = self.connect().ok();
+        let transport = conn
+            .as_mut()
+            .and_then(|c| {
+                c.query_first::<String, _>("SELECT host FROM information_schema.processlist WHERE id = CONNECTION_ID()")
+                    .ok()
+                    .flatten()
+            })
+            .map(|host| match host.rsplit_once(':') {
+                Some((addr, _)) => format!("tcp {addr}"),
+                None => "unix socket".into(),
+            })
+            .unwrap_or_else(|| "unknown".into());
+        let tls = conn
+            .and_then(|mut c| {
+                c.query::<(String, String), _>(
+                    "SHOW SESSION STATUS WHERE Variable_name IN ('Ssl_version', 'Ssl_cipher')",
+                )
+                .ok()
+            })
+            .map(|rows| {
+                let get = |n: &str| rows.iter().find(|r| r.0 == n).map(|r| r.1.clone()).unwrap_or_default();
+                match (get("Ssl_version"), get("Ssl_cipher")) {
+                    (v, _) if v.is_empty() => "none".to_string(),
+                    (v, c) => format!("{v} {c}"),
+                }
+            })
+            .unwrap_or_else(|| "unknown".into());
         vec![
             ("engine".into(), self.engine.sql().into()),
             ("engine_options".into(), self.engine_options.clone()),
+            ("tls".into(), tls),
+            ("ssl_mode".into(), self.ssl_mode.name().into()),
+            ("transport".into(), transport),
+            ("password_source".into(), self.password_source.into()),
         ]
     }
     fn configuration(&self) -> Result<Vec<(String, String, String)>> {
@@ -302,6 +407,14 @@ impl Connector for MysqlConnector {
     }
     fn kv_session(&self) -> Result<Box<dyn KvSession>> {
         Ok(Box::new(self.open_session()?))
+    }
+    fn counters(&self, _tables: &[String]) -> Result<Option<Box<dyn ServerCounters>>> {
+        let conn = self.connect()?;
+        Ok(Some(Box::new(stats::MysqlStats::new(
+            conn,
+            self.engine,
+            self.target.clone(),
+        ))))
     }
     fn sizes(&self, tables: &[String]) -> Sizes {
         // A local server's files say what is on disk now; information_schema

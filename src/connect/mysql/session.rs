@@ -24,6 +24,10 @@ pub(crate) struct MysqlSession {
     pub(super) spec: SessionSpec,
     /// The inserts of the current table, by rows.
     pub(super) inserts: (String, HashMap<usize, mysql::Statement>),
+    /// The other prepared statements by their text: passing the text to
+    /// the driver would have it scan the text for named parameters on
+    /// every execution (a profile's top entry of the client's own code).
+    pub(super) statements: HashMap<String, mysql::Statement>,
     /// The key/value upserts by (table, pairs).
     pub(super) kv_puts: HashMap<(String, usize), mysql::Statement>,
     pub(super) engine: Engine,
@@ -78,6 +82,35 @@ fn micros_of_text(v: &Value) -> i64 {
         .unwrap_or(i64::MIN)
 }
 
+/// `sql`, prepared once per session (cached by its text).
+fn prepared(
+    conn: &mut Conn,
+    cache: &mut HashMap<String, mysql::Statement>,
+    target: &str,
+    sql: &str,
+) -> Result<mysql::Statement> {
+    if let Some(s) = cache.get(sql) {
+        return Ok(s.clone());
+    }
+    let s = conn.prep(sql).map_err(|e| my_err(target, "prepare", e))?;
+    cache.insert(sql.to_string(), s.clone());
+    Ok(s)
+}
+
+/// The rows of a result (text or binary), counted as they arrive, not kept.
+fn counted<T: mysql::prelude::Protocol>(
+    result: mysql::Result<mysql::QueryResult<'_, '_, '_, T>>,
+    target: &str,
+    what: &str,
+) -> Result<usize> {
+    let mut n = 0;
+    for row in result.map_err(|e| my_err(target, what, e))? {
+        row.map_err(|e| my_err(target, what, e))?;
+        n += 1;
+    }
+    Ok(n)
+}
+
 impl MysqlSession {
     pub(super) fn run(&mut self, what: &str, sql: &str) -> Result<()> {
         self.conn.query_drop(sql).map_err(|e| my_err(&self.target, what, e))
@@ -87,6 +120,7 @@ impl MysqlSession {
     pub(super) fn ddl(&mut self, what: &str, statements: Vec<String>) -> Result<()> {
         self.inserts.1.clear();
         self.kv_puts.clear();
+        self.statements.clear();
         for sql in statements {
             self.run(what, &sql)?;
         }
@@ -103,16 +137,16 @@ impl MysqlSession {
         })
     }
 
+    /// A prepared statement's execution; the rows it returned (counted as they arrive).
+    fn count_prepared(&mut self, what: &str, stmt: &mysql::Statement, params: Params) -> Result<usize> {
+        let result = self.conn.exec_iter(stmt, params);
+        counted(result, &self.target, what)
+    }
+
     /// A statement as text; the rows it returned.
     fn count_text(&mut self, what: &str, sql: &str) -> Result<usize> {
-        let target = &self.target;
-        let result = self.conn.query_iter(sql).map_err(|e| my_err(target, what, e))?;
-        let mut n = 0;
-        for row in result {
-            row.map_err(|e| my_err(target, what, e))?;
-            n += 1;
-        }
-        Ok(n)
+        let result = self.conn.query_iter(sql);
+        counted(result, &self.target, what)
     }
 
     fn insert_prepared(&mut self, table: &str, rows: &Rows) -> Result<()> {
@@ -185,16 +219,16 @@ impl Session for MysqlSession {
                 let text = self.sql.dialect.delete_literal(table, from..from + n);
                 self.conn.query_drop(text).map_err(|e| my_err(target, "delete", e))?;
             }
-            (true, false) => {
-                let sql = self.sql.table(table).delete_oldest();
+            (server_keys, false) => {
+                let t = self.sql.table(table);
+                let (sql, second) = if server_keys {
+                    (t.delete_oldest(), n)
+                } else {
+                    (t.delete(), from + n)
+                };
+                let stmt = prepared(&mut self.conn, &mut self.statements, target, sql)?;
                 self.conn
-                    .exec_drop(sql, (from, n))
-                    .map_err(|e| my_err(target, "delete", e))?;
-            }
-            (false, false) => {
-                let sql = self.sql.table(table).delete();
-                self.conn
-                    .exec_drop(sql, (from, from + n))
+                    .exec_drop(&stmt, (from, second))
                     .map_err(|e| my_err(target, "delete", e))?;
             }
         }
@@ -207,11 +241,8 @@ impl Session for MysqlSession {
             return self.count_text("range query", &text);
         }
         let sql = self.sql.table(table).range(query.index, indexed);
-        let rows: Vec<mysql::Row> = self
-            .conn
-            .exec(sql, (query.lower,))
-            .map_err(|e| my_err(&self.target, "range query", e))?;
-        Ok(rows.len())
+        let stmt = prepared(&mut self.conn, &mut self.statements, &self.target, sql)?;
+        self.count_prepared("range query", &stmt, Params::from((query.lower,)))
     }
 
     fn point_query(&mut self, table: &str, keys: &[u64]) -> Result<usize> {
@@ -220,18 +251,14 @@ impl Session for MysqlSession {
             return self.count_text("point query", &text);
         }
         let params = Params::Positional(keys.iter().map(|&k| Value::UInt(k)).collect());
-        let other;
-        let sql = if keys.len() == crate::gen::POINT_KEYS {
-            self.sql.table(table).point()
+        let stmt = if keys.len() == crate::gen::POINT_KEYS {
+            let sql = self.sql.table(table).point();
+            prepared(&mut self.conn, &mut self.statements, &self.target, sql)?
         } else {
-            other = self.sql.dialect.point_query(table, keys.len());
-            &other
+            let sql = self.sql.dialect.point_query(table, keys.len());
+            prepared(&mut self.conn, &mut self.statements, &self.target, &sql)?
         };
-        let rows: Vec<mysql::Row> = self
-            .conn
-            .exec(sql, params)
-            .map_err(|e| my_err(&self.target, "point query", e))?;
-        Ok(rows.len())
+        self.count_prepared("point query", &stmt, params)
     }
 
     fn key_extreme(&mut self, table: &str, max: bool) -> Result<Option<u64>> {
@@ -299,5 +326,34 @@ impl Session for MysqlSession {
             }
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::MysqlConnector;
+    use super::*;
+
+    #[test]
+    fn a_held_statement_survives_more_statements_than_the_drivers_default_cache() {
+        let dsn = "mysql://root@127.0.0.1:3306/test";
+        let mut s = match MysqlConnector::new(dsn).and_then(|c| c.open_session()) {
+            Ok(s) => s,
+            Err(e) if std::env::var("CI").as_deref() == Ok("true") => panic!("MariaDB, and CI=true: {e}"),
+            Err(e) => return eprintln!("note: MariaDB is not reachable ({e}); skipping (CI would fail)"),
+        };
+        let table = "stmt_cache_unit_my";
+        s.run("drop", &format!("DROP TABLE IF EXISTS {table}")).unwrap();
+        s.create_table(table).unwrap();
+        let keys: Vec<u64> = (1..=crate::gen::POINT_KEYS as u64).collect();
+        assert_eq!(s.point_query(table, &keys).unwrap(), 0);
+        // 40 more statements: the driver's default cache (32) would evict,
+        // and close on the server, the one this session holds.
+        for n in 1..=40u64 {
+            let keys: Vec<u64> = (0..n + 10).collect();
+            s.point_query(table, &keys).unwrap();
+        }
+        assert_eq!(s.point_query(table, &keys).unwrap(), 0);
+        s.run("drop", &format!("DROP TABLE {table}")).unwrap();
     }
 }

@@ -5,15 +5,15 @@
 //! statement that updates a row twice); flush is `CHECKPOINT`, waiting for
 //! compaction is the wait step's maintenance.
 
-use super::pg_err;
 use super::session::PostgresSession;
+use super::wire::{self, Statement, Wire, WireError};
+use super::wire_err as pg_err;
 use crate::connect::sql;
 use crate::connect::KvSession;
 use crate::error::Result;
 use crate::gen::KvBatch;
 use crate::stop::{Interrupter, Stop};
 use postgres::types::ToSql;
-use postgres::{GenericClient, Statement};
 
 fn last_of_each_key(batch: &KvBatch) -> Vec<usize> {
     let n = batch.len();
@@ -29,11 +29,11 @@ fn last_of_each_key(batch: &KvBatch) -> Vec<usize> {
 
 /// Runs each upsert statement on its chunk of pairs (indexes into `batch`).
 fn upsert(
-    client: &mut impl GenericClient,
+    client: &mut Wire,
     statements: &[Statement],
     chunks: &[&[usize]],
     batch: &KvBatch,
-) -> std::result::Result<(), postgres::Error> {
+) -> std::result::Result<(), WireError> {
     for (stmt, chunk) in statements.iter().zip(chunks) {
         let pairs: Vec<&[u8]> = chunk.iter().flat_map(|&i| [batch.key(i), batch.value(i)]).collect();
         let params: Vec<&(dyn ToSql + Sync)> = pairs.iter().map(|b| b as &(dyn ToSql + Sync)).collect();
@@ -60,48 +60,49 @@ impl KvSession for PostgresSession {
         if chunks.len() <= 1 {
             return upsert(&mut self.client, &statements, &chunks, batch).map_err(|e| pg_err(target, "put", e));
         }
-        // Dropped without a commit (an error), the transaction rolls back.
-        let mut tx = self.client.transaction().map_err(|e| pg_err(target, "begin", e))?;
-        upsert(&mut tx, &statements, &chunks, batch).map_err(|e| pg_err(target, "put", e))?;
-        tx.commit().map_err(|e| pg_err(target, "commit", e))
+        self.client
+            .batch_execute("BEGIN")
+            .map_err(|e| pg_err(target, "begin", e))?;
+        if let Err(e) = upsert(&mut self.client, &statements, &chunks, batch) {
+            let _ = self.client.batch_execute("ROLLBACK");
+            return Err(pg_err(target, "put", e));
+        }
+        self.client
+            .batch_execute("COMMIT")
+            .map_err(|e| pg_err(target, "commit", e))
     }
 
     fn get(&mut self, table: &str, key: &[u8], value: &mut Vec<u8>) -> Result<bool> {
         let stmt = self.prepared(&self.sql.dialect.kv_get(table))?;
         value.clear();
-        let row = self
+        let found = self
             .client
-            .query_opt(&stmt, &[&key])
+            .query_each(&stmt, &[&key], |v| {
+                value.extend_from_slice(v.value(0).unwrap_or_default());
+                Ok(())
+            })
             .map_err(|e| pg_err(&self.target, "get", e))?;
-        Ok(match row {
-            Some(r) => {
-                value.extend_from_slice(r.get::<_, &[u8]>(0));
-                true
-            }
-            None => false,
-        })
+        Ok(found > 0)
     }
 
     fn scan(&mut self, table: &str, start: &[u8], limit: usize, out: &mut KvBatch) -> Result<usize> {
         let stmt = self.prepared(&self.sql.dialect.kv_scan(table))?;
         out.clear();
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let rows = self
-            .client
-            .query(&stmt, &[&start, &limit])
-            .map_err(|e| pg_err(&self.target, "scan", e))?;
-        for r in &rows {
-            out.push_raw(r.get::<_, &[u8]>(0), r.get::<_, &[u8]>(1));
-        }
-        Ok(rows.len())
+        self.client
+            .query_each(&stmt, &[&start, &limit], |v| {
+                out.push_raw(v.value(0).unwrap_or_default(), v.value(1).unwrap_or_default());
+                Ok(())
+            })
+            .map_err(|e| pg_err(&self.target, "scan", e))
     }
 
     fn count(&mut self, table: &str) -> Result<u64> {
-        let row = self
+        let result = self
             .client
-            .query_one(&self.sql.dialect.count(table), &[])
+            .simple_query(&self.sql.dialect.count(table))
             .map_err(|e| pg_err(&self.target, "count", e))?;
-        Ok(row.get::<_, i64>(0) as u64)
+        Ok(wire::first_value(&result).unwrap_or(0))
     }
 
     fn flush(&mut self, _table: &str, _stop: &Stop) -> Result<Vec<String>> {

@@ -4,11 +4,11 @@
 //! connection each, then `CHECKPOINT`. A stop request cancels what runs.
 
 use super::session::PostgresSession;
-use super::{connect, pg_err, privileged};
+use super::{pg_err, privileged};
 use crate::connect::Maintenance;
 use crate::error::{Error, Result};
 use crate::stop::Stop;
-use postgres::{CancelToken, NoTls};
+use postgres::CancelToken;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -41,16 +41,16 @@ impl PostgresSession {
     pub(super) fn reference_maintenance(&mut self, m: &Maintenance<'_>) -> Result<Vec<String>> {
         let version: i64 = self
             .client
-            .query_one("SELECT current_setting('server_version_num')::int", &[])
-            .map_err(|e| pg_err(&self.target, "server_version_num", e))?
-            .get::<_, i32>(0) as i64;
+            .simple_query("SELECT current_setting('server_version_num')::int")
+            .map_err(|e| super::wire_err(&self.target, "server_version_num", e))
+            .map(|r| super::wire::first_value(&r).unwrap_or(0))?;
         let options = if version >= 120_000 {
             "VERBOSE, ANALYZE, INDEX_CLEANUP ON"
         } else {
             "VERBOSE, ANALYZE"
         };
         let tokens: Mutex<Vec<CancelToken>> = Mutex::new(Vec::new());
-        let (config, target) = (&self.config, self.target.as_str());
+        let (dial, target) = (&self.dial, self.target.as_str());
         let results: Vec<Result<()>> = std::thread::scope(|scope| {
             let handles: Vec<_> = m
                 .tables
@@ -58,7 +58,7 @@ impl PostgresSession {
                 .map(|t| {
                     let (tokens, stop) = (&tokens, m.stop);
                     scope.spawn(move || -> Result<()> {
-                        let mut client = connect(config, target)?;
+                        let mut client = dial.connect()?;
                         tokens
                             .lock()
                             .unwrap_or_else(|p| p.into_inner())
@@ -78,7 +78,7 @@ impl PostgresSession {
                 if m.stop.requested() {
                     let tokens = tokens.lock().unwrap_or_else(|p| p.into_inner());
                     for token in &tokens[cancelled..] {
-                        let _ = token.cancel_query(NoTls);
+                        dial.cancel(token);
                     }
                     cancelled = tokens.len();
                 }

@@ -10,10 +10,14 @@
 
 mod kv;
 mod maintain;
+mod options;
 mod session;
+mod stats;
+mod tls;
+mod wire;
 
 use super::sql::{Dialect, SessionSql};
-use super::{Connector, KvSession, Session, SessionSpec, Sizes};
+use super::{Connector, KvSession, ServerCounters, Session, SessionSpec, Sizes};
 use crate::error::{DbErrorKind, Error, Result};
 use postgres::config::Host;
 use postgres::error::SqlState;
@@ -21,17 +25,56 @@ use postgres::{Client, Config, NoTls};
 use session::PostgresSession;
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::str::FromStr;
 use std::sync::OnceLock;
 use std::time::Duration;
 
 /// Connect timeout: an unreachable server is reported within seconds.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// How to open a connection: the driver's settings and the TLS connector
+/// (None: plain). Sessions keep one to open more (the reference's parallel
+/// VACUUMs) and to cancel statements over the same kind of connection.
+#[derive(Clone)]
+pub(super) struct Dial {
+    pub(super) config: Config,
+    tls: Option<tokio_postgres_rustls::MakeRustlsConnect>,
+    /// The same TLS settings for the sessions' own client, and whether
+    /// TLS is required (every sslmode but prefer).
+    wire_tls: Option<(std::sync::Arc<rustls::ClientConfig>, bool)>,
+    pub(super) target: String,
+}
+
+impl Dial {
+    /// A new connection; errors name the user and the cause.
+    pub(super) fn connect(&self) -> Result<Client> {
+        let connected = match &self.tls {
+            Some(tls) => self.config.connect(tls.clone()),
+            None => self.config.connect(NoTls),
+        };
+        connected.map_err(|e| connect_error(&self.config, &self.target, e))
+    }
+
+    /// A connection of the sessions' own synchronous client ([`wire`]).
+    pub(super) fn wire(&self) -> Result<wire::Wire> {
+        let tls = self.wire_tls.as_ref().map(|(c, required)| (c, *required));
+        wire::Wire::connect(&self.config, tls).map_err(|e| login_error(&self.config, &self.target, e.to_string()))
+    }
+
+    /// Cancels the statement `token`'s connection runs.
+    pub(super) fn cancel(&self, token: &postgres::CancelToken) {
+        let _ = match &self.tls {
+            Some(tls) => token.cancel_query(tls.clone()),
+            None => token.cancel_query(NoTls),
+        };
+    }
+}
+
 /// The PostgreSQL connector.
 pub struct PostgresConnector {
-    config: Config,
-    target: String,
+    dial: Dial,
+    /// Where the password came from (dsn, PGPASSWORD, pgpass, ...).
+    password_source: &'static str,
+    sslmode: tls::SslMode,
     /// `data_directory`, read once (superusers and pg_read_all_settings only).
     data_dir: OnceLock<Option<PathBuf>>,
     spec: SessionSpec,
@@ -70,6 +113,18 @@ pub(super) fn pg_err(target: &str, what: &str, e: postgres::Error) -> Error {
     Error::database_kind(target, message, kind)
 }
 
+/// As [`pg_err`], for the sessions' own client.
+pub(super) fn wire_err(target: &str, what: &str, e: wire::WireError) -> Error {
+    // SQLSTATEs: deadlock_detected, serialization_failure, insufficient_privilege, query_canceled.
+    let kind = match e.code.as_deref() {
+        Some("40P01" | "40001") => DbErrorKind::Retryable,
+        Some("42501") => DbErrorKind::Privilege,
+        Some("57014") => DbErrorKind::Canceled,
+        _ => DbErrorKind::Other,
+    };
+    Error::database_kind(target, format!("{what}: {e}"), kind)
+}
+
 /// Runs a privileged maintenance statement: a missing privilege is a note
 /// of what was skipped, not a failure.
 pub(super) fn privileged(what: &str, result: Result<()>, notes: &mut Vec<String>) -> Result<()> {
@@ -85,12 +140,37 @@ pub(super) fn privileged(what: &str, result: Result<()>, notes: &mut Vec<String>
 impl PostgresConnector {
     /// Parses `dsn` (URL or key=value form) and checks that the server answers.
     pub fn new(dsn: &str) -> Result<Self> {
-        let mut config = Config::from_str(dsn)
-            .map_err(|e| Error::config("db", format!("{:?} is not a PostgreSQL DSN: {e}", super::redact(dsn))))?;
-        config.connect_timeout(CONNECT_TIMEOUT).application_name("ibench");
+        Self::with_password(dsn, None)
+    }
+
+    /// As [`PostgresConnector::new`], with a password given apart from the
+    /// DSN (a password file), used when the DSN has none.
+    pub fn with_password(dsn: &str, password: Option<&str>) -> Result<Self> {
+        let resolved = options::resolve(dsn, password)?;
+        let mut config = resolved.config;
+        config.ssl_mode(resolved.sslmode.driver());
+        let (tls, wire_tls) = match tls::connector(resolved.sslmode, resolved.sslrootcert.as_deref())? {
+            Some((driver, own)) => (Some(driver), Some((own, resolved.sslmode != tls::SslMode::Prefer))),
+            None => (None, None),
+        };
+        // A name of this connector's own, so a step's end can tell when its
+        // sessions are gone (and their statistics flushed).
+        static CONNECTORS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = CONNECTORS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        config.connect_timeout(CONNECT_TIMEOUT);
+        if config.get_application_name().is_none() {
+            config.application_name(&format!("ibench {}.{n}", std::process::id()));
+        }
+        let target = describe(&config);
         let connector = PostgresConnector {
-            target: describe(&config),
-            config,
+            dial: Dial {
+                config,
+                tls,
+                wire_tls,
+                target,
+            },
+            password_source: resolved.password_source,
+            sslmode: resolved.sslmode,
             data_dir: OnceLock::new(),
             spec: SessionSpec::default(),
         };
@@ -100,14 +180,14 @@ impl PostgresConnector {
     }
 
     fn connect(&self) -> Result<Client> {
-        connect(&self.config, &self.target)
+        self.dial.connect()
     }
 
     fn open_session(&self) -> Result<PostgresSession> {
         Ok(PostgresSession {
-            client: self.connect()?,
-            config: self.config.clone(),
-            target: self.target.clone(),
+            client: self.dial.wire()?,
+            dial: self.dial.clone(),
+            target: self.dial.target.clone(),
             sql: SessionSql::new(Dialect::Postgres),
             spec: self.spec,
             statements: HashMap::new(),
@@ -118,24 +198,32 @@ impl PostgresConnector {
     }
 }
 
-/// A new connection with `config`; errors name the user and the cause.
-pub(super) fn connect(config: &Config, target: &str) -> Result<Client> {
-    config.connect(NoTls).map_err(|e| {
-        let user = config.get_user().unwrap_or("");
-        let cause = match e.as_db_error() {
-            Some(db) => format!("{} ({})", db.message(), db.code().code()),
-            None => {
-                let mut text = e.to_string();
-                let mut source = std::error::Error::source(&e);
-                while let Some(s) = source {
-                    text = format!("{text}: {s}");
-                    source = s.source();
-                }
-                text
+/// Why the driver's connection failed, naming the user and the cause.
+fn connect_error(config: &Config, target: &str, e: postgres::Error) -> Error {
+    let cause = match e.as_db_error() {
+        Some(db) => format!("{} ({})", db.message(), db.code().code()),
+        None => {
+            let mut text = e.to_string();
+            let mut source = std::error::Error::source(&e);
+            while let Some(s) = source {
+                text = format!("{text}: {s}");
+                source = s.source();
             }
-        };
-        Error::database(target, format!("cannot connect as user {user:?}: {cause}"))
-    })
+            text
+        }
+    };
+    login_error(config, target, cause)
+}
+
+/// A failed login as an error naming the user and `cause` (never the password).
+fn login_error(config: &Config, target: &str, cause: String) -> Error {
+    let user = config.get_user().unwrap_or("");
+    // A server may echo what it was sent; never the password.
+    let cause = match config.get_password().map(String::from_utf8_lossy) {
+        Some(p) if !p.is_empty() => cause.replace(p.as_ref(), "***"),
+        _ => cause,
+    };
+    Error::database(target, format!("cannot connect as user {user:?}: {cause}"))
 }
 
 impl Connector for PostgresConnector {
@@ -143,17 +231,53 @@ impl Connector for PostgresConnector {
         "postgres"
     }
     fn target(&self) -> String {
-        self.target.clone()
+        self.dial.target.clone()
     }
     fn version(&self) -> Result<String> {
         let mut c = self.connect()?;
         let row = c
             .query_one("SHOW server_version", &[])
-            .map_err(|e| pg_err(&self.target, "version", e))?;
+            .map_err(|e| pg_err(&self.dial.target, "version", e))?;
         Ok(row.get(0))
     }
     fn settings(&self) -> Vec<(String, String)> {
-        vec![("tls".into(), "none".into())]
+        // What the server says of this connection: whether TLS is on, its
+        // version and cipher, and whether it came over TCP or a Unix socket.
+        let mut conn = self.connect().ok();
+        let transport = conn
+            .as_mut()
+            .and_then(|c| {
+                c.query_one(
+                    "SELECT COALESCE(host(client_addr), '') FROM pg_stat_activity WHERE pid = pg_backend_pid()",
+                    &[],
+                )
+                .ok()
+            })
+            .map(|r| match r.get::<_, String>(0) {
+                addr if addr.is_empty() => "unix socket".to_string(),
+                addr => format!("tcp {addr}"),
+            })
+            .unwrap_or_else(|| "unknown".into());
+        let tls = conn
+            .and_then(|mut c| {
+                c.query_opt(
+                    "SELECT ssl, COALESCE(version, ''), COALESCE(cipher, '') FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+                    &[],
+                )
+                .ok()
+                .flatten()
+            })
+            .map(|r| match r.get::<_, bool>(0) {
+                true => format!("{} {}", r.get::<_, String>(1), r.get::<_, String>(2)),
+                false => "none".into(),
+            })
+            .unwrap_or_else(|| "unknown".into());
+        vec![
+            ("tls".into(), tls),
+            ("sslmode".into(), self.sslmode.name().into()),
+            ("transport".into(), transport),
+            ("password_source".into(), self.password_source.into()),
+        ]
     }
     fn session(&self) -> Result<Box<dyn Session>> {
         Ok(Box::new(self.open_session()?))
@@ -163,6 +287,11 @@ impl Connector for PostgresConnector {
     }
     fn kv_session(&self) -> Result<Box<dyn KvSession>> {
         Ok(Box::new(self.open_session()?))
+    }
+    fn counters(&self, tables: &[String]) -> Result<Option<Box<dyn ServerCounters>>> {
+        let sessions = self.dial.config.get_application_name().unwrap_or("ibench").to_string();
+        let stats = stats::PostgresStats::new(self.connect()?, self.dial.target.clone(), sessions, tables)?;
+        Ok(Some(Box::new(stats)))
     }
     fn sizes(&self, tables: &[String]) -> Sizes {
         let Ok(mut c) = self.connect() else {
@@ -208,7 +337,7 @@ impl Connector for PostgresConnector {
                 "SELECT name, setting, COALESCE(unit, ''), source FROM pg_settings ORDER BY name",
                 &[],
             )
-            .map_err(|e| pg_err(&self.target, "pg_settings", e))?;
+            .map_err(|e| pg_err(&self.dial.target, "pg_settings", e))?;
         Ok(rows
             .iter()
             .map(|r| {
@@ -218,12 +347,19 @@ impl Connector for PostgresConnector {
                 } else {
                     format!("{setting} {unit}")
                 };
-                (r.get(0), value, format!("pg_settings: {}", r.get::<_, String>(3)))
+                let name: String = r.get(0);
+                // The connection's own name differs per run by design: not configuration.
+                let source = if name == "application_name" {
+                    "sampled".to_string()
+                } else {
+                    format!("pg_settings: {}", r.get::<_, String>(3))
+                };
+                (name, value, source)
             })
             .collect())
     }
     fn server_processes(&self) -> Vec<&'static str> {
-        let local = self.config.get_hosts().iter().all(|h| match h {
+        let local = self.dial.config.get_hosts().iter().all(|h| match h {
             Host::Tcp(name) => super::is_local(name),
             Host::Unix(_) => true,
         });

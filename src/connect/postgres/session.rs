@@ -5,23 +5,23 @@
 //! through SQL-level `PREPARE` / `EXECUTE`, as iibench.py's
 //! `--use_prepared_query` does.
 
-use super::pg_err;
+use super::wire::{self, Statement, Wire};
+use super::wire_err as pg_err;
 use crate::connect::sql::{self, SessionSql};
 use crate::connect::{Bounds, Maintenance, Session, SessionSpec};
 use crate::error::Result;
 use crate::gen::{RangeQuery, Row, Rows};
 use crate::stop::Interrupter;
-use postgres::types::ToSql;
-use postgres::{Client, Config, NoTls, SimpleQueryMessage, Statement};
+use postgres::types::{ToSql, Type};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-/// One connection.
+/// One connection, through the sessions' own client ([`wire`]).
 pub(crate) struct PostgresSession {
-    pub(super) client: Client,
-    /// For more connections (the reference's parallel VACUUMs).
-    pub(super) config: Config,
+    pub(super) client: Wire,
+    /// For more connections (the reference's parallel VACUUMs) and cancels.
+    pub(super) dial: super::Dial,
     pub(super) target: String,
     pub(super) sql: SessionSql,
     pub(super) spec: SessionSpec,
@@ -40,32 +40,26 @@ fn timestamp(micros: i64) -> SystemTime {
     UNIX_EPOCH + Duration::from_micros(micros as u64)
 }
 
-/// The rows a simple query returned, and the count of its command tag.
-fn simple_counts(messages: &[SimpleQueryMessage]) -> (usize, u64) {
-    let mut rows = 0;
-    let mut affected = 0;
-    for m in messages {
-        match m {
-            SimpleQueryMessage::Row(_) => rows += 1,
-            SimpleQueryMessage::CommandComplete(n) => affected = *n,
-            _ => {}
-        }
+/// `sql`, prepared once per session (cached by its text). Apart from the
+/// session, so the text can be borrowed from the session's own SQL.
+fn prepared_in(
+    client: &mut Wire,
+    cache: &mut HashMap<String, Statement>,
+    target: &str,
+    sql: &str,
+) -> Result<Statement> {
+    if let Some(s) = cache.get(sql) {
+        return Ok(s.clone());
     }
-    (rows, affected)
+    let s = client.prepare(sql).map_err(|e| pg_err(target, "prepare", e))?;
+    cache.insert(sql.to_string(), s.clone());
+    Ok(s)
 }
 
 impl PostgresSession {
     /// `sql`, prepared once per session (cached by its text).
     pub(super) fn prepared(&mut self, sql: &str) -> Result<Statement> {
-        if let Some(s) = self.statements.get(sql) {
-            return Ok(s.clone());
-        }
-        let s = self
-            .client
-            .prepare(sql)
-            .map_err(|e| pg_err(&self.target, "prepare", e))?;
-        self.statements.insert(sql.to_string(), s.clone());
-        Ok(s)
+        prepared_in(&mut self.client, &mut self.statements, &self.target, sql)
     }
 
     pub(super) fn batch(&mut self, what: &str, sql: &str) -> Result<()> {
@@ -76,17 +70,21 @@ impl PostgresSession {
 
     /// A statement as text (the simple query protocol): its rows and affected count.
     fn simple(&mut self, what: &str, sql: &str) -> Result<(usize, u64)> {
-        let messages = self
+        let result = self
             .client
             .simple_query(sql)
             .map_err(|e| pg_err(&self.target, what, e))?;
-        Ok(simple_counts(&messages))
+        Ok((result.rows.len(), result.affected))
     }
 
     /// Runs DDL, forgetting prepared statements (they may name a dropped table).
     pub(super) fn ddl(&mut self, what: &str, statements: Vec<String>) -> Result<()> {
+        if !self.statements.is_empty() || self.reference_queries.is_some() {
+            self.batch(what, "DEALLOCATE ALL")?;
+        }
         self.statements.clear();
         self.inserts.1.clear();
+        self.reference_queries = None;
         for sql in statements {
             self.batch(what, &sql)?;
         }
@@ -94,10 +92,8 @@ impl PostgresSession {
     }
 
     pub(super) fn cancel_handle(&self) -> Interrupter {
-        let token = self.client.cancel_token();
-        Arc::new(move || {
-            let _ = token.cancel_query(NoTls);
-        })
+        let key = self.client.cancel_key();
+        Arc::new(move || key.cancel())
     }
 
     /// The insert of `n` rows into `table`, prepared once per batch size.
@@ -150,15 +146,44 @@ impl PostgresSession {
             Some(k) => k,
             None => {
                 let sql = format!("SELECT currval('{table}_transactionid_seq')");
-                let row = self
+                let result = self
                     .client
-                    .query_one(sql.as_str(), &[])
+                    .simple_query(&sql)
                     .map_err(|e| pg_err(&self.target, "currval", e))?;
-                (row.get::<_, i64>(0) as u64 + 1).saturating_sub(n)
+                let last: u64 = wire::first_value(&result)
+                    .ok_or_else(|| crate::error::Error::database(&self.target, "currval: no value"))?;
+                (last + 1).saturating_sub(n)
             }
         };
         self.next_key = Some(first + n);
         Ok(first)
+    }
+}
+
+impl PostgresSession {
+    /// The rows of `keys` (an int8[] parameter), decoded.
+    fn read_rows(&mut self, sql: &str, keys: &[i64]) -> std::result::Result<Vec<Row>, wire::WireError> {
+        let stmt = self.client.prepare_typed(sql, &[Type::INT8_ARRAY])?;
+        let types: Vec<Type> = stmt.columns().to_vec();
+        let mut rows = Vec::with_capacity(keys.len());
+        self.client.query_each(&stmt, &[&keys], |v| {
+            let t: SystemTime = wire::decode(&types[1], v.value(1))?;
+            rows.push(Row {
+                transactionid: wire::decode(&types[0], v.value(0))?,
+                dateandtime: t
+                    .duration_since(UNIX_EPOCH)
+                    .map(|d| d.as_micros() as i64)
+                    .unwrap_or(i64::MIN),
+                cashregisterid: wire::decode(&types[2], v.value(2))?,
+                customerid: wire::decode(&types[3], v.value(3))?,
+                productid: wire::decode(&types[4], v.value(4))?,
+                price: wire::decode(&types[5], v.value(5))?,
+                data: wire::decode(&types[6], v.value(6))?,
+            });
+            Ok(())
+        })?;
+        self.client.close(&stmt)?;
+        Ok(rows)
     }
 }
 
@@ -216,12 +241,9 @@ impl Session for PostgresSession {
                 Ok(self.simple("delete", &text)?.1)
             }
             (server_keys, false) => {
-                let text = if server_keys {
-                    self.sql.table(table).delete_oldest().to_string()
-                } else {
-                    self.sql.table(table).delete().to_string()
-                };
-                let stmt = self.prepared(&text)?;
+                let t = self.sql.table(table);
+                let text = if server_keys { t.delete_oldest() } else { t.delete() };
+                let stmt = prepared_in(&mut self.client, &mut self.statements, &self.target, text)?;
                 let second = if server_keys { n } else { from + n };
                 self.client
                     .execute(&stmt, &[&(from as i64), &(second as i64)])
@@ -235,13 +257,11 @@ impl Session for PostgresSession {
             let text = self.sql.dialect.range_literal(table, query);
             return Ok(self.simple("range query", &text)?.0);
         }
-        let text = self.sql.table(table).range(query.index, indexed).to_string();
-        let stmt = self.prepared(&text)?;
-        let rows = self
-            .client
-            .query(&stmt, &[&query.lower])
-            .map_err(|e| pg_err(&self.target, "range query", e))?;
-        Ok(rows.len())
+        let text = self.sql.table(table).range(query.index, indexed);
+        let stmt = prepared_in(&mut self.client, &mut self.statements, &self.target, text)?;
+        self.client
+            .query_count(&stmt, &[&query.lower])
+            .map_err(|e| pg_err(&self.target, "range query", e))
     }
 
     fn point_query(&mut self, table: &str, keys: &[u64]) -> Result<usize> {
@@ -249,31 +269,27 @@ impl Session for PostgresSession {
             let text = self.sql.dialect.point_literal(table, keys);
             return Ok(self.simple("point query", &text)?.0);
         }
-        let text = if keys.len() == crate::gen::POINT_KEYS {
-            self.sql.table(table).point().to_string()
+        let stmt = if keys.len() == crate::gen::POINT_KEYS {
+            let text = self.sql.table(table).point();
+            prepared_in(&mut self.client, &mut self.statements, &self.target, text)?
         } else {
-            self.sql.dialect.point_query(table, keys.len())
+            let text = self.sql.dialect.point_query(table, keys.len());
+            self.prepared(&text)?
         };
-        let stmt = self.prepared(&text)?;
         let keys: Vec<i64> = keys.iter().map(|&k| k as i64).collect();
         let params: Vec<&(dyn ToSql + Sync)> = keys.iter().map(|k| k as &(dyn ToSql + Sync)).collect();
-        let rows = self
-            .client
-            .query(&stmt, &params)
-            .map_err(|e| pg_err(&self.target, "point query", e))?;
-        Ok(rows.len())
+        self.client
+            .query_count(&stmt, &params)
+            .map_err(|e| pg_err(&self.target, "point query", e))
     }
 
     fn key_extreme(&mut self, table: &str, max: bool) -> Result<Option<u64>> {
         let text = self.sql.dialect.key_extreme(table, max);
-        let messages = self
+        let result = self
             .client
             .simple_query(&text)
             .map_err(|e| pg_err(&self.target, "key bound", e))?;
-        Ok(messages.iter().find_map(|m| match m {
-            SimpleQueryMessage::Row(r) => r.get(0).and_then(|v| v.parse().ok()),
-            _ => None,
-        }))
+        Ok(wire::first_value(&result))
     }
 
     fn maintain(&mut self, m: &Maintenance<'_>) -> Result<Vec<String>> {
@@ -287,20 +303,16 @@ impl Session for PostgresSession {
     fn bounds(&mut self, table: &str, count: bool) -> Result<Option<Bounds>> {
         // One row from each end of the primary key: no scan.
         let [first, last] = self.sql.dialect.key_bounds(table);
-        let mut end = |sql: &str| -> Result<Option<u64>> {
-            let row = self
+        let mut value = |what: &str, sql: &str| -> Result<Option<u64>> {
+            let result = self
                 .client
-                .query_opt(sql, &[])
-                .map_err(|e| pg_err(&self.target, "bounds", e))?;
-            Ok(row.map(|r| r.get::<_, i64>(0) as u64))
+                .simple_query(sql)
+                .map_err(|e| pg_err(&self.target, what, e))?;
+            Ok(wire::first_value(&result))
         };
-        let (min, max) = (end(&first)?, end(&last)?);
+        let (min, max) = (value("bounds", &first)?, value("bounds", &last)?);
         let count = if count {
-            let row = self
-                .client
-                .query_one(&self.sql.dialect.count(table), &[])
-                .map_err(|e| pg_err(&self.target, "count", e))?;
-            Some(row.get::<_, i64>(0) as u64)
+            value("count", &self.sql.dialect.count(table))?
         } else {
             None
         };
@@ -313,27 +325,9 @@ impl Session for PostgresSession {
         // Through the primary key: a freshly loaded table has no statistics,
         // and the planner would scan it whole for a hundred keys.
         self.batch("read rows", "SET enable_seqscan = off")?;
-        let rows = self.client.query(&sql, &[&keys]);
+        let rows = self.read_rows(&sql, &keys);
         self.batch("read rows", "RESET enable_seqscan")?;
-        let rows = rows.map_err(|e| pg_err(&self.target, "read rows", e))?;
-        Ok(rows
-            .iter()
-            .map(|r| {
-                let t: SystemTime = r.get(1);
-                Row {
-                    transactionid: r.get(0),
-                    dateandtime: t
-                        .duration_since(UNIX_EPOCH)
-                        .map(|d| d.as_micros() as i64)
-                        .unwrap_or(i64::MIN),
-                    cashregisterid: r.get(2),
-                    customerid: r.get(3),
-                    productid: r.get(4),
-                    price: r.get(5),
-                    data: r.get(6),
-                }
-            })
-            .collect())
+        rows.map_err(|e| pg_err(&self.target, "read rows", e))
     }
 
     fn interrupter(&self) -> Option<Interrupter> {

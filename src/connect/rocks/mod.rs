@@ -6,7 +6,9 @@
 //! time). The resolved options are RocksDB's own `OPTIONS-*` file, recorded
 //! with the run.
 
-use super::{Connector, KvSession, Sizes, KV_TABLE};
+mod stats;
+
+use crate::connect::{Connector, KvSession, ServerCounters, Sizes, KV_TABLE};
 use crate::error::{Error, Result};
 use crate::gen::KvBatch;
 use crate::metrics::EngineCounters;
@@ -37,25 +39,72 @@ struct DsnOptions {
     num_levels: Option<i32>,
     wal: bool,
     sync: bool,
+    /// Every other option, for RocksDB's own options parser: DBOptions and
+    /// ColumnFamilyOptions by name, in the order given (an options file's first).
+    raw: Pairs,
+    /// Block-based table options (`table.NAME=VALUE`, or an options file's
+    /// `[TableOptions/BlockBasedTable ...]` section).
+    table: Pairs,
     /// (name, value) as given, for the run's settings.
     given: Vec<(String, String)>,
 }
 
-const OPTION_NAMES: [&str; 13] = [
-    "compaction_style",
-    "compression",
-    "compression_per_level",
-    "bottommost_compression",
-    "compression_size_percent",
-    "write_buffer_size",
-    "max_write_buffer_number",
-    "max_background_jobs",
-    "subcompactions",
-    "block_cache",
-    "num_levels",
-    "wal",
-    "sync",
+/// Options as (name, value), in order.
+type Pairs = Vec<(String, String)>;
+
+/// The prefix of a block-based table option in the DSN: `table.block_size=16K`.
+const TABLE_PREFIX: &str = "table.";
+
+/// RocksDB's options file sections ibench reads: (section prefix, where its options go).
+const FILE_SECTIONS: [(&str, FileSection); 3] = [
+    ("DBOptions", FileSection::Db),
+    ("CFOptions", FileSection::Cf),
+    ("TableOptions/BlockBasedTable", FileSection::Table),
 ];
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum FileSection {
+    Db,
+    Cf,
+    Table,
+}
+
+/// The options of an OPTIONS file (RocksDB's INI, as RocksDB writes it):
+/// DBOptions, the `default` column family's CFOptions and its block-based
+/// table options (the `kv` family gets them), as (DB and CF options, table
+/// options). Other sections and column families are ignored.
+fn options_file_options(path: &Path) -> Result<(Pairs, Pairs)> {
+    let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+        action: "cannot read the RocksDB options file",
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let (mut raw, mut table) = (Vec::new(), Vec::new());
+    let mut found = false;
+    for (section, name, value) in parse_options_file(&text) {
+        let kind = FILE_SECTIONS.iter().find_map(|(prefix, kind)| {
+            let rest = section.strip_prefix(prefix)?;
+            // Only the default column family's: `CFOptions default`, `TableOptions/BlockBasedTable default`.
+            (rest.is_empty() || rest.trim() == "default").then_some(*kind)
+        });
+        match kind {
+            Some(FileSection::Db | FileSection::Cf) => raw.push((name, value)),
+            Some(FileSection::Table) => table.push((name, value)),
+            None => continue,
+        }
+        found = true;
+    }
+    if !found {
+        return Err(Error::config(
+            "options_file",
+            format!(
+                "{} has no [DBOptions], [CFOptions \"default\"] or [TableOptions/BlockBasedTable \"default\"] section",
+                path.display()
+            ),
+        ));
+    }
+    Ok((raw, table))
+}
 
 fn bad(name: &str, value: &str, expected: &str) -> Error {
     Error::config(name, format!("{value:?} is not valid; expected {expected}"))
@@ -73,7 +122,7 @@ fn compression(name: &str, v: &str) -> Result<DBCompressionType> {
 
 /// A size in bytes (docs/kv.md: `64M`, `64MiB`, `1048576`).
 fn size(name: &str, v: &str) -> Result<usize> {
-    Ok(super::dsn::size(name, v)? as usize)
+    Ok(crate::connect::dsn::size(name, v)? as usize)
 }
 
 fn int<T: std::str::FromStr>(name: &str, v: &str, expected: &str) -> Result<T> {
@@ -86,7 +135,7 @@ impl DsnOptions {
             wal: true,
             ..DsnOptions::default()
         };
-        for (name, v) in super::dsn::options(query) {
+        for (name, v) in crate::connect::dsn::options(query) {
             let (name, v) = (name.as_str(), v.as_str());
             if v.is_empty() {
                 return Err(Error::config(
@@ -117,17 +166,19 @@ impl DsnOptions {
                 "subcompactions" => o.subcompactions = Some(int(name, v, "a count")?),
                 "block_cache" => o.block_cache = Some(size(name, v)?),
                 "num_levels" => o.num_levels = Some(int(name, v, "a count of levels")?),
-                "wal" => o.wal = super::dsn::switch(name, v)?,
-                "sync" => o.sync = super::dsn::switch(name, v)?,
-                _ => {
-                    return Err(Error::config(
-                        "db",
-                        format!(
-                            "unknown rocksdb option {name:?}; expected one of {}",
-                            OPTION_NAMES.join(", ")
-                        ),
-                    ))
+                "wal" => o.wal = crate::connect::dsn::switch(name, v)?,
+                "sync" => o.sync = crate::connect::dsn::switch(name, v)?,
+                "options_file" => {
+                    let (raw, table) = options_file_options(Path::new(v))?;
+                    // The file first: options given in the DSN override it.
+                    o.raw.splice(0..0, raw);
+                    o.table.splice(0..0, table);
                 }
+                _ => match name.strip_prefix(TABLE_PREFIX) {
+                    Some(table) => o.table.push((table.to_string(), v.to_string())),
+                    // Any other name is RocksDB's to accept or refuse (Options::get_options_from_string).
+                    None => o.raw.push((name.to_string(), v.to_string())),
+                },
             }
             o.given.push((name.to_string(), v.to_string()));
         }
@@ -137,8 +188,40 @@ impl DsnOptions {
         Ok(o)
     }
 
-    /// The options of the database and of the `kv` column family.
-    fn options(&self) -> Options {
+    /// The text RocksDB's options parser reads: `name=value;...`, the table
+    /// options as `block_based_table_factory={...}`; None when there is none.
+    fn parser_text(&self) -> Option<String> {
+        let mut parts: Vec<String> = self.raw.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let mut table: Vec<String> = self.table.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        if let (Some(bytes), false) = (self.block_cache, table.is_empty()) {
+            // One table factory: the block cache joins the other table options.
+            table.insert(0, format!("block_cache={bytes}"));
+        }
+        if !table.is_empty() {
+            parts.push(format!("block_based_table_factory={{{}}}", table.join(";")));
+        }
+        (!parts.is_empty()).then(|| parts.join(";"))
+    }
+
+    /// The options of the database and of the `kv` column family: the named
+    /// ones, then every other one through RocksDB's own options parser, which
+    /// refuses an unknown name or a bad value by name.
+    fn options(&self) -> Result<Options> {
+        let mut opts = self.named_options();
+        if let Some(text) = self.parser_text() {
+            opts = opts
+                .get_options_from_string(&text)
+                .map_err(|e| Error::config("db", format!("rocksdb refused the options {text:?}: {e}")))?;
+            // What ibench needs of every database, whatever the options say.
+            opts.create_if_missing(true);
+            opts.create_missing_column_families(true);
+            opts.enable_statistics();
+        }
+        Ok(opts)
+    }
+
+    /// The options named in the DSN's own vocabulary (compression names, sizes with suffixes).
+    fn named_options(&self) -> Options {
         let mut opts = Options::default();
         opts.create_if_missing(true);
         opts.create_missing_column_families(true);
@@ -175,7 +258,7 @@ impl DsnOptions {
         if let Some(n) = self.num_levels {
             opts.set_num_levels(n);
         }
-        if let Some(bytes) = self.block_cache {
+        if let (Some(bytes), true) = (self.block_cache, self.table.is_empty()) {
             let mut table = BlockBasedOptions::default();
             table.set_block_cache(&Cache::new_lru_cache(bytes));
             opts.set_block_based_table_factory(&table);
@@ -214,8 +297,8 @@ impl RocksdbConnector {
         }
         let target = format!("rocksdb:{rest}");
         let dsn = DsnOptions::parse(query)?;
-        let opts = dsn.options();
-        let path = PathBuf::from(super::dsn::decode(path));
+        let opts = dsn.options()?;
+        let path = PathBuf::from(crate::connect::dsn::decode(path));
         let mut families = Db::list_cf(&opts, &path).unwrap_or_default();
         for needed in ["default", KV_TABLE] {
             if !families.iter().any(|f| f == needed) {
@@ -356,7 +439,7 @@ impl Connector for RocksdbConnector {
         }
         Ok(rows)
     }
-    fn session(&self) -> Result<Box<dyn super::Session>> {
+    fn session(&self) -> Result<Box<dyn crate::connect::Session>> {
         Err(Error::config(
             "steps",
             "rocksdb runs the key/value steps only (fillseq, overwrite, readrandom, ...); the Insert Benchmark steps need a SQL database",
@@ -372,7 +455,7 @@ impl Connector for RocksdbConnector {
         Sizes {
             database: Some(dir_size(&self.path)),
             tables,
-            datadir: super::files_size(&self.path),
+            datadir: crate::connect::files_size(&self.path),
             note: None,
         }
     }
@@ -386,6 +469,12 @@ impl Connector for RocksdbConnector {
             opts: self.opts.clone(),
             target: self.target.clone(),
         }))
+    }
+    fn counters(&self, _tables: &[String]) -> Result<Option<Box<dyn ServerCounters>>> {
+        Ok(Some(Box::new(stats::RocksdbStats {
+            db: self.db.clone(),
+            opts: self.opts.clone(),
+        })))
     }
     fn engine_counters(&self) -> Option<EngineCounters> {
         let o = &self.opts;
@@ -527,7 +616,7 @@ mod tests {
     fn pairs_round_trip_through_the_kv_column_family() {
         let dir = tempfile::tempdir().unwrap();
         let c = RocksdbConnector::new(&format!("{}?write_buffer_size=64K", dir.path().display())).unwrap();
-        super::super::kv_contract::round_trip(c.kv_session().unwrap().as_mut(), KV_TABLE);
+        crate::connect::kv_contract::round_trip(c.kv_session().unwrap().as_mut(), KV_TABLE);
     }
 
     #[test]
@@ -544,13 +633,115 @@ mod tests {
         for (bad, name) in [
             ("compression=lzma", "invalid compression"),
             ("write_buffer_size=lots", "invalid write_buffer_size"),
-            ("colour=blue", "unknown rocksdb option \"colour\""),
             ("wal=off&sync=on", "sync=on needs the WAL"),
             ("compression", "has no value"),
         ] {
             let e = DsnOptions::parse(bad).unwrap_err().to_string();
             assert!(e.contains(name), "{bad}: {e}");
         }
+    }
+
+    /// Options of every kind, in RocksDB's own names and values.
+    const EVERY_KIND: &str = "compaction_style=universal\
+        &compaction_options_universal={size_ratio=7;min_merge_width=3;max_merge_width=9}\
+        &max_bytes_for_level_base=123456789&level0_slowdown_writes_trigger=11\
+        &memtable_factory=vector&allow_concurrent_memtable_write=false\
+        &bytes_per_sync=1048576&compaction_readahead_size=4194304&use_direct_io_for_flush_and_compaction=false\
+        &table.block_size=16384&table.filter_policy=bloomfilter:10:false&block_cache=32M";
+
+    fn option<'a>(rows: &'a [(String, String, String)], section: &str, name: &str) -> Option<&'a str> {
+        rows.iter()
+            .find(|(s, k, _)| s == section && k == name)
+            .map(|(_, _, v)| v.as_str())
+    }
+
+    #[test]
+    fn any_option_rocksdb_parses_reaches_it_and_an_unknown_one_is_refused_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = RocksdbConnector::new(&format!("{}?{EVERY_KIND}", dir.path().display())).unwrap();
+        let rows = c.resolved_options().unwrap();
+        let cf = "CFOptions kv";
+        let table = "TableOptions/BlockBasedTable kv";
+        assert_eq!(option(&rows, cf, "max_bytes_for_level_base"), Some("123456789"));
+        assert_eq!(option(&rows, cf, "level0_slowdown_writes_trigger"), Some("11"));
+        assert!(option(&rows, cf, "memtable_factory")
+            .unwrap()
+            .contains("id=VectorRepFactory"));
+        assert_eq!(option(&rows, cf, "compaction_style"), Some("kCompactionStyleUniversal"));
+        let universal = option(&rows, cf, "compaction_options_universal").unwrap();
+        for part in ["size_ratio=7", "min_merge_width=3", "max_merge_width=9"] {
+            assert!(universal.contains(part), "{universal}");
+        }
+        assert_eq!(
+            option(&rows, "DBOptions", "allow_concurrent_memtable_write"),
+            Some("false")
+        );
+        assert_eq!(option(&rows, "DBOptions", "bytes_per_sync"), Some("1048576"));
+        assert_eq!(option(&rows, "DBOptions", "compaction_readahead_size"), Some("4194304"));
+        assert_eq!(option(&rows, table, "block_size"), Some("16384"));
+        assert!(
+            option(&rows, table, "filter_policy").unwrap().contains("bloomfilter"),
+            "{rows:?}"
+        );
+        // The block cache joined the table options: its capacity, read back as a property.
+        let config = c.configuration().unwrap();
+        let cap = config
+            .iter()
+            .find(|(k, _, _)| k == "block_cache_capacity")
+            .map(|r| r.1.clone());
+        assert_eq!(cap.as_deref(), Some("33554432"));
+        // Data goes in and out through the vector memtable.
+        crate::connect::kv_contract::round_trip(c.kv_session().unwrap().as_mut(), KV_TABLE);
+
+        for (bad, named) in [
+            ("colour=blue", "colour"),
+            ("table.bloom_bitz=10", "bloom_bitz"),
+            ("max_bytes_for_level_base=lots", "max_bytes_for_level_base"),
+        ] {
+            let other = tempfile::tempdir().unwrap();
+            let e = RocksdbConnector::new(&format!("{}?{bad}", other.path().display()))
+                .err()
+                .expect("refused")
+                .to_string();
+            assert!(
+                e.starts_with("invalid db: rocksdb refused the options") && e.contains(named),
+                "{bad}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_options_file_round_trips_and_the_dsn_overrides_it() {
+        let first = tempfile::tempdir().unwrap();
+        let a = RocksdbConnector::new(&format!("{}?{EVERY_KIND}", first.path().display())).unwrap();
+        let file = a.options_file().unwrap();
+        let copy = first.path().join("published-OPTIONS.ini");
+        std::fs::copy(&file, &copy).unwrap();
+        let second = tempfile::tempdir().unwrap();
+        let b = RocksdbConnector::new(&format!(
+            "{}?options_file={}&level0_slowdown_writes_trigger=17",
+            second.path().display(),
+            copy.display()
+        ))
+        .unwrap();
+        let (ra, rb) = (a.resolved_options().unwrap(), b.resolved_options().unwrap());
+        for section in ["CFOptions kv", "TableOptions/BlockBasedTable kv", "DBOptions"] {
+            for (s, name, value) in ra.iter().filter(|(s, _, _)| s == section) {
+                if name == "level0_slowdown_writes_trigger" {
+                    assert_eq!(option(&rb, s, name), Some("17"), "the DSN overrides the file");
+                } else {
+                    assert_eq!(option(&rb, s, name), Some(value.as_str()), "{s} {name}");
+                }
+            }
+        }
+        let e = RocksdbConnector::new(&format!(
+            "{}?options_file=/nonexistent/OPTIONS",
+            second.path().display()
+        ))
+        .err()
+        .unwrap()
+        .to_string();
+        assert!(e.contains("/nonexistent/OPTIONS"), "{e}");
     }
 
     #[test]

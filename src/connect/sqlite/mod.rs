@@ -6,8 +6,10 @@
 //! share a private in-memory database between connections).
 //! `dateandtime` is stored as INTEGER microseconds since the Unix epoch.
 
-use super::sql::{self, Dialect, SessionSql};
-use super::{Bounds, Connector, KvSession, Maintenance, Session, SessionSpec, Sizes};
+mod stats;
+
+use crate::connect::sql::{self, Dialect, SessionSql};
+use crate::connect::{Bounds, Connector, KvSession, Maintenance, ServerCounters, Session, SessionSpec, Sizes};
 use crate::error::{DbErrorKind, Error, Result};
 use crate::gen::{KvBatch, RangeQuery, Row, Rows};
 use crate::stop::{Interrupter, Stop};
@@ -70,7 +72,7 @@ impl SqliteConnector {
             let conn = Connection::open_in_memory().map_err(|e| db_err(&target, "open", e))?;
             Location::Memory(Arc::new(Mutex::new(conn)))
         } else {
-            let path = PathBuf::from(super::dsn::decode(rest));
+            let path = PathBuf::from(crate::connect::dsn::decode(rest));
             // Open once now so a bad path fails before any work.
             let mut conn = Connection::open_with_flags(&path, OpenFlags::default())
                 .map_err(|e| db_err(&target, &format!("cannot open {}", path.display()), e))?;
@@ -170,6 +172,17 @@ impl Connector for SqliteConnector {
     }
     fn kv_session(&self) -> Result<Box<dyn KvSession>> {
         Ok(Box::new(self.open_session()?))
+    }
+    fn counters(&self, _tables: &[String]) -> Result<Option<Box<dyn ServerCounters>>> {
+        let Location::File(path) = &self.location else {
+            return Ok(None);
+        };
+        let conn = Connection::open(path).map_err(|e| db_err(&self.target, "open", e))?;
+        Ok(Some(Box::new(stats::SqliteStats {
+            conn,
+            path: path.clone(),
+            target: self.target.clone(),
+        })))
     }
     fn sizes(&self, _tables: &[String]) -> Sizes {
         let Location::File(path) = &self.location else {
@@ -632,6 +645,6 @@ mod kv_tests {
     fn pairs_round_trip_through_a_kv_table() {
         let dir = tempfile::tempdir().unwrap();
         let c = SqliteConnector::new(&dir.path().join("kv.db").display().to_string()).unwrap();
-        super::super::kv_contract::round_trip(&mut c.open_session().unwrap(), "kv");
+        crate::connect::kv_contract::round_trip(&mut c.open_session().unwrap(), "kv");
     }
 }

@@ -1,0 +1,118 @@
+"""ibench's own CPU per operation on the query and load paths, per server and
+transport, with the null connector's cost for the same steps beside it.
+
+For each server (PostgreSQL and MariaDB InnoDB on this host) and transport
+(TCP to 127.0.0.1, the Unix socket, TLS over TCP) it loads a table, then
+runs l.i1, l.i2, qr100 and qp100 one after another, `ROUNDS` times, and
+prints ibench's client CPU µs per query (q steps) or per row (load steps)
+from steps.parquet (the process's own utime + stime over the step), with
+the server's CPU per operation and the rate. The null connector runs the
+same steps with no database: what the harness itself costs.
+
+    python3 benches/client_cpu.py [ROUNDS] [QUERY_SECONDS]
+
+The binary is $IBENCH_BIN, or `ibench` on PATH. To compare builds side by
+side in one run (this machine is noisy), name them in $IBENCH_BINS:
+`before=/tmp/ibench-old,after=/var/cache/ibench-target/release/ibench`;
+every round then runs each target with each binary in turn, and the table
+has a column per binary and the ratio of the last to the first.
+$IBENCH_TARGETS (comma-separated words, e.g. `null,MariaDB`) keeps only the
+targets whose label holds one of them.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+BINS = [
+    tuple(b.split("=", 1)) for b in os.environ.get("IBENCH_BINS", "").split(",") if b
+] or [("ibench", os.environ.get("IBENCH_BIN", "ibench"))]
+STEPS = ["l.i1", "l.i2", "qr100", "qp100"]
+TARGETS = [
+    ("null", "null:"),
+    ("PostgreSQL tcp", "postgres://postgres@127.0.0.1:5432/{db}"),
+    ("PostgreSQL socket", "host=/var/run/postgresql port=5432 user=postgres dbname={db}"),
+    ("PostgreSQL tls", "postgres://postgres@127.0.0.1:5432/{db}?sslmode=require"),
+    ("MariaDB tcp", "mysql://root@127.0.0.1:3306/{db}"),
+    ("MariaDB socket", "mysql://root@127.0.0.1:3306/{db}?socket=/run/mysqld/mysqld.sock"),
+]
+
+WANTED = [w for w in os.environ.get("IBENCH_TARGETS", "").split(",") if w]
+TARGETS = [t for t in TARGETS if not WANTED or any(w in t[0] for w in WANTED)]
+
+
+def database(label: str) -> str:
+    """A fresh database for `label`'s tables."""
+    name = "ib_client_cpu"
+    if label.startswith("PostgreSQL"):
+        subprocess.run(["psql", "-h", "127.0.0.1", "-U", "postgres", "-qc", f"DROP DATABASE IF EXISTS {name}"], check=True)
+        subprocess.run(["psql", "-h", "127.0.0.1", "-U", "postgres", "-qc", f"CREATE DATABASE {name}"], check=True)
+    elif label.startswith("MariaDB"):
+        subprocess.run(["mariadb", "-h", "127.0.0.1", "-u", "root", "-e",
+                        f"DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}"], check=True)
+    return name
+
+
+def run(binary: str, db: str, steps: list[str], out: str, query_seconds: float) -> list[dict[str, object]]:
+    args = [binary, "run", "--db", db, "--steps", ",".join(steps), "--rows-l-i0", "200000", "--rows-l-i1", "50000",
+            "--rows-l-i2", "20000", "--query-seconds", str(query_seconds), "--verify", "off", "--out", out, "-q"]
+    subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
+    latest = sorted(Path(out).iterdir())[-1]
+    rows: list[dict[str, object]] = pq.read_table(latest / "steps.parquet").to_pylist()
+    return rows
+
+
+def main() -> None:
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 3
+    query_seconds = float(sys.argv[2]) if len(sys.argv) > 2 else 10.0
+    figures: dict[tuple[str, str, str], list[tuple[float, float, float]]] = {}
+    with tempfile.TemporaryDirectory() as out:
+        for label, template in TARGETS:
+            db = template.format(db=database(label))
+            run(BINS[0][1], db, ["l.i0", "l.x"], out, query_seconds)
+        # Rounds alternate the targets and binaries, so drift in the machine hits them alike.
+        for _ in range(rounds):
+            for label, template in TARGETS:
+                db = template.format(db="ib_client_cpu")
+                for name, binary in BINS:
+                    for row in run(binary, db, STEPS, out, query_seconds):
+                        rate = float(row["qps"] if str(row["step"]).startswith("q") else row["ips"])  # type: ignore[arg-type]
+                        client = row["client_cpu_us_per_op"]
+                        server = row["server_cpu_us_per_op"]
+                        figures.setdefault((label, str(row["step"]), name), []).append(
+                            (float(client or "nan"), float(server or "nan"), rate)  # type: ignore[arg-type]
+                        )
+    names = [n for n, _ in BINS]
+    head = " | ".join(f"{n}: client µs/op (median, min–max) | {n}: server µs/op | {n}: ops/s" for n in names)
+    ratio = f" | client {names[-1]} / {names[0]} |" if len(names) > 1 else " |"
+    print(f"| target | step | {head}{ratio}")
+    print("|---|---|" + "---|---|---|" * len(names) + ("---|" if len(names) > 1 else ""))
+    for label, _ in TARGETS:
+        for step in STEPS:
+            cells, medians = [], []
+            for n in names:
+                values = figures.get((label, step, n), [])
+                if not values:
+                    continue
+                client = [v[0] for v in values]
+                medians.append(statistics.median(client))
+                cells.append(
+                    f"{medians[-1]:.2f} ({min(client):.2f}–{max(client):.2f}) "
+                    f"| {statistics.median(v[1] for v in values):.2f} | {statistics.median(v[2] for v in values):,.0f}"
+                )
+            if not cells:
+                continue
+            tail = f" | {medians[-1] / medians[0]:.2f} |" if len(medians) > 1 else " |"
+            print(f"| {label} | {step} | " + " | ".join(cells) + tail)
+    print("(per op: per query in q steps, per row inserted in load steps)")
+
+
+if __name__ == "__main__":
+    main()

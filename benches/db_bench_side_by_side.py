@@ -1,0 +1,203 @@
+"""ibench beside RocksDB's db_bench: the same steps, the same options, alternating.
+
+    python3 benches/db_bench_side_by_side.py /usr/bin/db_bench [--num 1000000] [--rounds 2]
+
+Each round runs, on fresh databases, benchmark.sh's three steps through
+db_bench (one process per step, as benchmark.sh runs them) and through ibench
+(one run per step on the same directory, so each step opens the database with
+its own options, as db_bench does), alternating which goes first:
+
+- fillseq: WAL off, vector memtable, no concurrent memtable writes
+  (db_bench `--disable_wal=1 --memtablerep=vector --allow_concurrent_memtable_write=false`;
+  ibench `wal=off&memtable_factory=vector&allow_concurrent_memtable_write=false`);
+- overwrite: WAL on, no sync, on the filled database (`--use_existing_db=1`);
+- readrandom: `num` point reads of the filled keys.
+
+Both use 16-byte keys, `--value_size` values compressible to 0.5, one
+thread, batch size 1, and the same engine options (`--compression`,
+`--write_buffer_size`, `--max_background_jobs`, the block cache
+`--cache-size`, universal compaction with `--universal`). It prints per step the rate (ops/s), stall %, write
+amplification and compaction CPU seconds of each, the ratio ibench/db_bench
+of each, and which RocksDB version each links (db_bench reports its own;
+ibench the version in its OPTIONS file). Needs the package installed from this
+checkout (`pip install .`); db_bench from a RocksDB build or Debian's
+rocksdb-tools.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any, Optional
+
+import ibench
+
+STEPS = ("fillseq", "overwrite", "readrandom")
+FIELDS = ("rate", "stall_pct", "w_amp", "compaction_cpu_s")
+
+
+def db_bench_flags(args: argparse.Namespace) -> list[str]:
+    flags = [
+        f"--num={args.num}",
+        f"--value_size={args.value_size}",
+        "--key_size=16",
+        "--compression_ratio=0.5",
+        f"--compression_type={args.compression}",
+        f"--write_buffer_size={args.write_buffer_size}",
+        f"--max_background_jobs={args.max_background_jobs}",
+        f"--cache_size={args.cache_size}",
+        "--threads=1",
+        "--batch_size=1",
+        "--statistics=1",
+        "--stats_per_interval=0",
+        "--histogram=0",
+    ]
+    if args.universal:
+        flags.append("--compaction_style=1")
+    return flags
+
+
+def ibench_options(args: argparse.Namespace) -> str:
+    options = [
+        f"compression={args.compression}",
+        f"write_buffer_size={args.write_buffer_size}",
+        f"max_background_jobs={args.max_background_jobs}",
+        f"block_cache={args.cache_size}",
+    ]
+    if args.universal:
+        options.append("compaction_style=universal")
+    return "&".join(options)
+
+
+STEP_FLAGS = {
+    "fillseq": ["--use_existing_db=0", "--disable_wal=1", "--memtablerep=vector", "--allow_concurrent_memtable_write=false", "--sync=0"],
+    "overwrite": ["--use_existing_db=1", "--disable_wal=0", "--sync=0"],
+    "readrandom": ["--use_existing_db=1"],
+}
+STEP_OPTIONS = {
+    "fillseq": "wal=off&memtable_factory=vector&allow_concurrent_memtable_write=false",
+    "overwrite": "wal=on&sync=off",
+    "readrandom": "wal=on",
+}
+
+
+def ticker(text: str, name: str) -> Optional[float]:
+    m = re.search(rf"^{re.escape(name)} COUNT : (\d+)", text, re.M)
+    return float(m.group(1)) if m else None
+
+
+def histogram_sum(text: str, name: str) -> Optional[float]:
+    m = re.search(rf"^{re.escape(name)} .*SUM : (\d+)", text, re.M)
+    return float(m.group(1)) if m else None
+
+
+def run_db_bench(binary: str, db: Path, step: str, args: argparse.Namespace) -> dict[str, Any]:
+    cmd = [binary, f"--benchmarks={step}", f"--db={db}", *db_bench_flags(args), *STEP_FLAGS[step]]
+    done = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    out = done.stdout + done.stderr  # the version line goes to stderr
+    m = re.search(rf"^{step}\s*:\s*([\d.]+) micros/op (\d+) ops/sec ([\d.]+) seconds", out, re.M)
+    if m is None:
+        raise RuntimeError(f"no {step} line in db_bench's output:\n{out[-2000:]}")
+    seconds = float(m.group(3))
+    user = ticker(out, "rocksdb.bytes.written") or 0.0
+    written = (ticker(out, "rocksdb.flush.write.bytes") or 0.0) + (ticker(out, "rocksdb.compact.write.bytes") or 0.0)
+    version = re.search(r"^RocksDB:\s+version (\S+)", out, re.M)
+    return {
+        "rate": float(m.group(2)),
+        "stall_pct": 100.0 * (ticker(out, "rocksdb.stall.micros") or 0.0) / 1e6 / seconds,
+        "w_amp": written / user if user else None,
+        "compaction_cpu_s": (histogram_sum(out, "rocksdb.compaction.times.cpu_micros") or 0.0) / 1e6,
+        "version": version.group(1) if version else "?",
+    }
+
+
+def run_ibench(db: Path, step: str, args: argparse.Namespace, out: Path) -> dict[str, Any]:
+    r = ibench.run(
+        db=f"rocksdb:{db}?{ibench_options(args)}&{STEP_OPTIONS[step]}",
+        steps=[step],
+        num=args.num,
+        reads=args.num,
+        writes=args.num,
+        value_size=args.value_size,
+        key_size=16,
+        ratio=0.5,
+        batch_size=1,
+        threads=1,
+        verify="off",
+        out=out,
+        progress=False,
+    )
+    s = r.steps.iloc[0]
+    return {
+        "rate": float(s["qps"] if step == "readrandom" else s["ips"]),
+        "stall_pct": float(s["stall_pct"]),
+        "w_amp": None if s["w_amp"] != s["w_amp"] else float(s["w_amp"]),
+        "compaction_cpu_s": float(s["compaction_cpu_s"]),
+        "version": str(r.runs["dbms_version"].iloc[0]),
+    }
+
+
+def median(values: list[Any]) -> Optional[float]:
+    present = [v for v in values if v is not None]
+    return statistics.median(present) if present else None
+
+
+def fmt(v: Optional[float]) -> str:
+    if v is None:
+        return "-"
+    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.2f}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("db_bench", help="the db_bench binary")
+    parser.add_argument("--num", type=int, default=1_000_000)
+    parser.add_argument("--value-size", type=int, default=400)
+    parser.add_argument("--compression", default="none")
+    parser.add_argument("--write-buffer-size", type=int, default=64 << 20)
+    parser.add_argument("--max-background-jobs", type=int, default=2)
+    parser.add_argument("--cache-size", type=int, default=64 << 20, help="block cache bytes (db_bench --cache_size)")
+    parser.add_argument("--universal", action="store_true", help="universal compaction (default leveled)")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--results", type=Path, default=Path("ibench-results/db-bench-side-by-side"))
+    args = parser.parse_args()
+
+    got: dict[str, dict[str, list[dict[str, Any]]]] = {tool: {s: [] for s in STEPS} for tool in ("db_bench", "ibench")}
+    for round_ in range(args.rounds):
+        order = ("db_bench", "ibench") if round_ % 2 == 0 else ("ibench", "db_bench")
+        for tool in order:
+            with tempfile.TemporaryDirectory() as tmp:
+                db = Path(tmp) / "db"
+                for step in STEPS:
+                    if tool == "db_bench":
+                        got[tool][step].append(run_db_bench(args.db_bench, db, step, args))
+                    else:
+                        got[tool][step].append(run_ibench(db, step, args, args.results))
+                    print(f"round {round_ + 1} {tool} {step}: {got[tool][step][-1]}", flush=True)
+
+    versions = {tool: got[tool][STEPS[0]][0]["version"] for tool in got}
+    print()
+    print(f"db_bench links RocksDB {versions['db_bench']}; ibench links RocksDB {versions['ibench']}.")
+    print(f"{args.num:,} keys of 16 bytes, {args.value_size}-byte values (ratio 0.5), compression {args.compression}, "
+          f"{'universal' if args.universal else 'leveled'} compaction, medians of {args.rounds} rounds")
+    print()
+    header = ["step"] + [f"{tool} {f}" for f in FIELDS for tool in ("db_bench", "ibench")] + [f"ratio {f}" for f in FIELDS]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for step in STEPS:
+        cells = [step]
+        ratios = []
+        for f in FIELDS:
+            a = median([r[f] for r in got["db_bench"][step]])
+            b = median([r[f] for r in got["ibench"][step]])
+            cells += [fmt(a), fmt(b)]
+            ratios.append(fmt(b / a) if a and b is not None else "-")
+        print("| " + " | ".join(cells + ratios) + " |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,178 @@
+//! The server's own counters and gauges on PostgreSQL: `pg_stat_database`
+//! for the database, `pg_stat_bgwriter`, `pg_stat_checkpointer` (17+) and
+//! `pg_stat_wal` (14+) for the server, `pg_stat_user_tables` and
+//! `pg_statio_user_tables` for the benchmark's tables; gauges of dead
+//! tuples, WAL written, checkpoints and autovacuum workers.
+//!
+//! Each view is read with the simple query protocol, whose values are
+//! text: every numeric column becomes a counter, whatever the version adds.
+
+use super::pg_err;
+use crate::connect::{ServerCounters, KV_TABLE};
+use crate::error::Result;
+use crate::metrics::{number, Counter, Gauge};
+use postgres::{Client, SimpleQueryMessage};
+use std::time::{Duration, Instant};
+
+/// Columns that are identifiers, not counters.
+const IDS: [&str; 3] = ["datid", "relid", "pid"];
+
+/// How long a step's end waits for its sessions' backends to exit (and so
+/// flush their statistics) before reading anyway.
+const FLUSH_WAIT: Duration = Duration::from_secs(5);
+
+/// A connection reading the server's counters.
+pub(super) struct PostgresStats {
+    client: Client,
+    target: String,
+    /// The application_name the connector's other sessions carry.
+    sessions: String,
+    /// The benchmark's tables, quoted for `IN (...)`.
+    tables: String,
+    /// The server-wide views this server has.
+    views: Vec<&'static str>,
+}
+
+/// A row of a simple query: (column, value as text) pairs.
+type TextRow = Vec<(String, Option<String>)>;
+
+/// `s` as an SQL string literal.
+fn literal(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+impl PostgresStats {
+    pub(super) fn new(mut client: Client, target: String, sessions: String, tables: &[String]) -> Result<Self> {
+        let mut names: Vec<String> = tables.iter().map(|t| literal(t)).collect();
+        names.push(literal(KV_TABLE));
+        let mut views = Vec::new();
+        for view in ["pg_stat_bgwriter", "pg_stat_checkpointer", "pg_stat_wal"] {
+            let row = client
+                .query_one("SELECT to_regclass($1) IS NOT NULL", &[&format!("pg_catalog.{view}")])
+                .map_err(|e| pg_err(&target, "pg_stat views", e))?;
+            if row.get::<_, bool>(0) {
+                views.push(view);
+            }
+        }
+        Ok(PostgresStats {
+            client,
+            target,
+            sessions,
+            tables: names.join(", "),
+            views,
+        })
+    }
+
+    /// The rows of `sql`, each as (column, text) pairs.
+    fn rows(&mut self, sql: &str) -> Result<Vec<TextRow>> {
+        let messages = self
+            .client
+            .simple_query(sql)
+            .map_err(|e| pg_err(&self.target, sql, e))?;
+        Ok(messages
+            .iter()
+            .filter_map(|m| match m {
+                SimpleQueryMessage::Row(row) => Some(
+                    row.columns()
+                        .iter()
+                        .enumerate()
+                        .map(|(i, c)| (c.name().to_string(), row.get(i).map(str::to_string)))
+                        .collect(),
+                ),
+                _ => None,
+            })
+            .collect())
+    }
+
+    /// Every numeric column of `sql`'s rows, named `<prefix column>.<column>`
+    /// when `prefix` names one (the table's name), else by the column.
+    fn numeric(&mut self, source: &'static str, sql: &str, prefix: Option<&str>, out: &mut Vec<Counter>) -> Result<()> {
+        for row in self.rows(sql)? {
+            let key = prefix.and_then(|p| row.iter().find(|(c, _)| c == p).and_then(|(_, v)| v.clone()));
+            for (column, value) in &row {
+                if IDS.contains(&column.as_str()) {
+                    continue;
+                }
+                if let Some(v) = value.as_deref().and_then(number) {
+                    let name = match &key {
+                        Some(k) => format!("{k}.{column}"),
+                        None => column.clone(),
+                    };
+                    out.push(Counter::number(source, name, v));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits until the connector's other sessions have exited: a backend
+    /// flushes its statistics as it exits, before it leaves pg_stat_activity.
+    fn await_sessions(&mut self) -> Result<()> {
+        let started = Instant::now();
+        loop {
+            let row = self
+                .client
+                .query_one(
+                    "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid()",
+                    &[&self.sessions],
+                )
+                .map_err(|e| pg_err(&self.target, "pg_stat_activity", e))?;
+            if row.get::<_, i64>(0) == 0 || started.elapsed() > FLUSH_WAIT {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+impl ServerCounters for PostgresStats {
+    fn counters(&mut self, _at_end: bool) -> Result<Vec<Counter>> {
+        // Before a step too: the sessions that created its tables count before it.
+        self.await_sessions()?;
+        let mut out = Vec::new();
+        self.numeric(
+            "pg_stat_database",
+            "SELECT * FROM pg_stat_database WHERE datname = current_database()",
+            None,
+            &mut out,
+        )?;
+        for view in self.views.clone() {
+            self.numeric(view, &format!("SELECT * FROM {view}"), None, &mut out)?;
+        }
+        let tables = self.tables.clone();
+        for view in ["pg_stat_user_tables", "pg_statio_user_tables"] {
+            let sql = format!("SELECT * FROM {view} WHERE relname IN ({tables}) AND schemaname = current_schema()");
+            self.numeric(view, &sql, Some("relname"), &mut out)?;
+        }
+        Ok(out)
+    }
+
+    fn gauges(&mut self) -> Result<Vec<Gauge>> {
+        let sql = format!(
+            "SELECT (SELECT COALESCE(SUM(n_dead_tup), 0) FROM pg_stat_user_tables
+                     WHERE relname IN ({tables}) AND schemaname = current_schema())::float8,
+                    (SELECT COALESCE(SUM(n_live_tup), 0) FROM pg_stat_user_tables
+                     WHERE relname IN ({tables}) AND schemaname = current_schema())::float8,
+                    CASE WHEN pg_is_in_recovery() THEN NULL
+                         ELSE pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::float8 END,
+                    (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'checkpointer'
+                     AND wait_event IS DISTINCT FROM 'CheckpointerMain')::float8,
+                    (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker')::float8",
+            tables = self.tables
+        );
+        let row = self
+            .client
+            .query_one(sql.as_str(), &[])
+            .map_err(|e| pg_err(&self.target, "gauges", e))?;
+        let mut out = vec![
+            Gauge::level("postgres", "dead_tuples", row.get(0)),
+            Gauge::level("postgres", "live_tuples", row.get(1)),
+        ];
+        if let Some(wal) = row.get::<_, Option<f64>>(2) {
+            out.push(Gauge::rate("postgres", "wal_bytes", wal));
+        }
+        out.push(Gauge::level("postgres", "checkpoint_in_progress", row.get(3)));
+        out.push(Gauge::level("postgres", "autovacuum_workers", row.get(4)));
+        Ok(out)
+    }
+}

@@ -1,0 +1,134 @@
+//! `ibench campaign` never leaves a server behind: a server that refuses its
+//! configuration is recorded with its log's tail and the others still run;
+//! SIGTERM ends the running run (its results written), stops its server and
+//! ends the campaign with 128 + 15.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+use std::time::{Duration, Instant};
+
+/// The servers' directories a campaign process `pid` made under the temp dir.
+fn server_dirs(pid: u32) -> Vec<PathBuf> {
+    let prefix = format!("-{pid}-");
+    std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            name.starts_with("ibench-") && name.contains(&prefix)
+        })
+        .collect()
+}
+
+/// Processes whose command line names one of `dirs` (a server ibench started there).
+fn servers_running(dirs: &[PathBuf]) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if dirs.iter().any(|d| text.contains(&*d.to_string_lossy())) {
+            found.push(text);
+        }
+    }
+    found
+}
+
+fn campaign_file(dir: &Path, body: &str) -> PathBuf {
+    let f = dir.join("campaign.toml");
+    std::fs::write(&f, format!("out = \"{}\"\n{body}", dir.join("out").display())).unwrap();
+    f
+}
+
+fn start(file: &Path) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_ibench"))
+        .args(["campaign", "--quiet", "--no-report"])
+        .arg(file)
+        .spawn()
+        .unwrap()
+}
+
+fn record(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("out/campaign.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn a_server_that_refuses_its_configuration_is_recorded_and_the_others_run() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bad.conf"), "no_such_setting = 1\n").unwrap();
+    let file = campaign_file(
+        dir.path(),
+        "[run]\nsteps = [\"l.i0\"]\nrows_l_i0 = 2000\n\
+         [[server]]\nlabel = \"bad\"\nkind = \"postgres\"\nconfig = \"bad.conf\"\n\
+         [[server]]\nlabel = \"good\"\nkind = \"postgres\"\n",
+    );
+    let mut child = start(&file);
+    let pid = child.id();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(1), "a server that did not start fails the campaign");
+    let runs = record(dir.path())["runs"].as_array().unwrap().clone();
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    assert_eq!(runs[0]["status"], "server error");
+    let error = runs[0]["error"].as_str().unwrap();
+    assert!(error.contains("no_such_setting"), "the log's tail says why: {error}");
+    assert_eq!(runs[1]["status"], "ok", "{runs:?}");
+    let run_dir = dir.path().join("out").join(runs[1]["run_id"].as_str().unwrap());
+    assert!(std::fs::read_to_string(run_dir.join("server.log"))
+        .unwrap()
+        .contains("ready to accept connections"));
+    assert!(run_dir.join("server.conf").is_file());
+    let dirs = server_dirs(pid);
+    assert!(dirs.is_empty(), "data directories left: {dirs:?}");
+}
+
+#[test]
+fn sigterm_ends_the_running_run_stops_its_server_and_the_campaign() {
+    a_signal_ends_the_running_run_stops_its_server_and_the_campaign(libc::SIGTERM);
+}
+
+#[test]
+fn ctrl_c_ends_the_running_run_stops_its_server_and_the_campaign() {
+    a_signal_ends_the_running_run_stops_its_server_and_the_campaign(libc::SIGINT);
+}
+
+fn a_signal_ends_the_running_run_stops_its_server_and_the_campaign(signal: i32) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = campaign_file(
+        dir.path(),
+        "[run]\nsteps = [\"l.i0\"]\nrows_l_i0 = 50000000\nrepeats = 2\n\
+         [[server]]\nlabel = \"a\"\nkind = \"postgres\"\n[[server]]\nlabel = \"b\"\nkind = \"mariadb\"\n",
+    );
+    let mut child = start(&file);
+    let pid = child.id();
+    // Wait until the first run is loading its table.
+    let started = Instant::now();
+    let out = dir.path().join("out");
+    loop {
+        let loading = std::fs::read_dir(&out)
+            .map(|d| d.flatten().any(|e| e.path().join("runs.parquet").is_file()))
+            .unwrap_or(false);
+        if loading {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the first run never started"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    let dirs = server_dirs(pid);
+    assert_eq!(dirs.len(), 1, "one server at a time: {dirs:?}");
+    assert!(!servers_running(&dirs).is_empty(), "the server runs");
+    // SAFETY: kill with the pid of our own child.
+    unsafe { libc::kill(pid as libc::pid_t, signal) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(128 + signal));
+    let runs = record(dir.path())["runs"].as_array().unwrap().clone();
+    assert_eq!(runs.len(), 1, "no run after the stop: {runs:?}");
+    assert_eq!(runs[0]["status"], "interrupted");
+    assert!(servers_running(&dirs).is_empty(), "a server still runs");
+    assert!(server_dirs(pid).is_empty(), "data directories left");
+}

@@ -1,0 +1,242 @@
+//! TLS with rustls against servers of their own, with a certificate
+//! authority and a server certificate (for `localhost`) made here: `require`
+//! encrypts, `verify-full` refuses a host name the certificate does not
+//! name and a certificate another authority signed, and the run records
+//! the TLS version and cipher the server reports.
+
+mod common;
+
+use common::private_server;
+use ibench::server::Kind;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A CA, a server certificate for `localhost` it signed, the server's key,
+/// and a second, unrelated CA.
+struct Certs {
+    _dir: tempfile::TempDir,
+    ca: PathBuf,
+    other_ca: PathBuf,
+    cert: PathBuf,
+    key: PathBuf,
+}
+
+fn openssl(dir: &Path, args: &[&str]) {
+    let out = Command::new("openssl")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("openssl");
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Certificates readable by `owner` (the server's account when we are root).
+fn certs(owner: &str) -> Certs {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for ca in ["ca", "other"] {
+        openssl(
+            d,
+            &[
+                "req",
+                "-x509",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-keyout",
+                &format!("{ca}.key"),
+                "-out",
+                &format!("{ca}.pem"),
+                "-days",
+                "2",
+                "-subj",
+                &format!("/CN=ibench test {ca}"),
+            ],
+        );
+    }
+    openssl(
+        d,
+        &[
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "server.key",
+            "-out",
+            "server.csr",
+            "-subj",
+            "/CN=localhost",
+        ],
+    );
+    std::fs::write(
+        d.join("ext.cnf"),
+        "subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\n",
+    )
+    .unwrap();
+    openssl(
+        d,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "server.pem",
+            "-days",
+            "2",
+            "-extfile",
+            "ext.cnf",
+        ],
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(d.join("server.key"), std::fs::Permissions::from_mode(0o600)).unwrap();
+    if unsafe { libc::geteuid() } == 0 {
+        let chown = Command::new("chown")
+            .arg(owner)
+            .arg(d.join("server.key"))
+            .status()
+            .unwrap();
+        assert!(chown.success());
+    }
+    Certs {
+        ca: d.join("ca.pem"),
+        other_ca: d.join("other.pem"),
+        cert: d.join("server.pem"),
+        key: d.join("server.key"),
+        _dir: dir,
+    }
+}
+
+/// The `tls` setting a connector records, or its error.
+fn tls_of(dsn: &str) -> Result<String, String> {
+    let c = ibench::connect::open(dsn).map_err(|e| e.to_string())?;
+    Ok(c.settings()
+        .into_iter()
+        .find(|(k, _)| k == "tls")
+        .map(|(_, v)| v)
+        .unwrap_or_default())
+}
+
+#[test]
+fn postgres_require_encrypts_and_verify_full_checks_the_name_and_the_authority() {
+    let c = certs("postgres");
+    let server = private_server(
+        Kind::Postgres,
+        format!(
+            "ssl = on\nssl_cert_file = '{}'\nssl_key_file = '{}'",
+            c.cert.display(),
+            c.key.display()
+        ),
+    );
+    let base = |host: &str| format!("postgres://postgres@{host}:{}/postgres", server.port());
+    assert_eq!(
+        tls_of(&format!("{}?sslmode=disable", base("127.0.0.1"))).unwrap(),
+        "none"
+    );
+    // No sslmode: plain, ibench's default.
+    assert_eq!(tls_of(&base("127.0.0.1")).unwrap(), "none");
+    for mode in ["prefer", "require"] {
+        let tls = tls_of(&format!("{}?sslmode={mode}", base("127.0.0.1"))).unwrap();
+        assert!(tls.starts_with("TLSv1.3 "), "{mode}: {tls}");
+    }
+    let ca = c.ca.display();
+    // The chain checks out; 127.0.0.1 is not a name the certificate holds.
+    assert!(
+        tls_of(&format!("{}?sslmode=verify-ca&sslrootcert={ca}", base("127.0.0.1")))
+            .unwrap()
+            .starts_with("TLSv1")
+    );
+    let wrong_name = tls_of(&format!("{}?sslmode=verify-full&sslrootcert={ca}", base("127.0.0.1"))).unwrap_err();
+    assert!(
+        wrong_name.contains("not valid for name") && wrong_name.contains("127.0.0.1"),
+        "{wrong_name}"
+    );
+    assert!(
+        tls_of(&format!("{}?sslmode=verify-full&sslrootcert={ca}", base("localhost")))
+            .unwrap()
+            .starts_with("TLSv1")
+    );
+    let other = c.other_ca.display();
+    let stranger = tls_of(&format!(
+        "{}?sslmode=verify-full&sslrootcert={other}",
+        base("localhost")
+    ))
+    .unwrap_err();
+    assert!(stranger.contains("invalid peer certificate"), "{stranger}");
+    // The key=value form takes the same words.
+    let kv = format!(
+        "host=localhost port={} user=postgres dbname=postgres sslmode=verify-full sslrootcert={ca}",
+        server.port()
+    );
+    assert!(tls_of(&kv).unwrap().starts_with("TLSv1"));
+    // A run over TLS records it.
+    let dir = tempfile::tempdir().unwrap();
+    let dsn = format!("{}?sslmode=require", base("127.0.0.1"));
+    let out = ibench::exec::run(
+        &ibench::workload::Config::resolve(&[serde_json::json!({"db": dsn, "steps": ["l.i0"], "rows_l_i0": 1000})
+            .as_object()
+            .unwrap()
+            .clone()])
+        .unwrap(),
+        dir.path(),
+        &ibench::exec::Silent,
+        &ibench::Stop::new(),
+    )
+    .unwrap();
+    assert_eq!(out.results.run.status, "ok", "{:?}", out.results.run.error);
+    assert!(
+        out.results.run.settings.contains("TLSv1.3"),
+        "{}",
+        out.results.run.settings
+    );
+    server.stop(None).unwrap();
+}
+
+#[test]
+fn mariadb_required_encrypts_and_verify_identity_checks_the_name() {
+    let c = certs("mysql");
+    let server = private_server(
+        Kind::Mariadb,
+        format!(
+            "ssl-cert = {}\nssl-key = {}\nssl-ca = {}",
+            c.cert.display(),
+            c.key.display(),
+            c.ca.display()
+        ),
+    );
+    let base = |host: &str| format!("mysql://root@{host}:{}/test", server.port());
+    assert_eq!(tls_of(&base("127.0.0.1")).unwrap(), "none");
+    let tls = tls_of(&format!("{}?ssl-mode=REQUIRED", base("127.0.0.1"))).unwrap();
+    assert!(
+        tls.starts_with("TLSv1"),
+        "{tls}: {}",
+        ibench::server::tail(server.log(), 30)
+    );
+    let ca = c.ca.display();
+    assert!(tls_of(&format!("{}?ssl-mode=VERIFY_CA&ssl-ca={ca}", base("127.0.0.1")))
+        .unwrap()
+        .starts_with("TLSv1"));
+    let wrong_name = tls_of(&format!("{}?ssl-mode=VERIFY_IDENTITY&ssl-ca={ca}", base("127.0.0.1"))).unwrap_err();
+    assert!(wrong_name.to_lowercase().contains("name"), "{wrong_name}");
+    assert!(
+        tls_of(&format!("{}?ssl-mode=VERIFY_IDENTITY&ssl-ca={ca}", base("localhost")))
+            .unwrap()
+            .starts_with("TLSv1")
+    );
+    let other = c.other_ca.display();
+    assert!(tls_of(&format!("{}?ssl-mode=VERIFY_CA&ssl-ca={other}", base("localhost"))).is_err());
+    let bad = tls_of(&format!("{}?ssl-mode=sometimes", base("127.0.0.1"))).unwrap_err();
+    assert!(bad.contains("ssl-mode"), "{bad}");
+    server.stop(None).unwrap();
+}
