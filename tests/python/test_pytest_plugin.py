@@ -129,7 +129,9 @@ def test_a_significant_regression_fails_saying_by_how_much_with_its_interval(
     )
     assert found, message
     ratio, low, high = (float(g) for g in found.groups())
-    assert 0.4 < low <= ratio <= high < 0.6  # 600 µs against 300 µs per query
+    # 600 µs against 300 µs per query: 0.5 plus what each query costs beyond
+    # its sleep (wake-up latency, more of it on a loaded host), below 0.8.
+    assert 0.4 < low <= ratio <= high < 0.75
 
 
 def test_an_old_baseline_of_figures_alone_is_read_with_the_old_rule(
