@@ -52,7 +52,15 @@ fn expected(c: &Config, outcome: &RunOutcome) -> BTreeMap<u64, u64> {
             "fillseq" | "filluniquerandom" => {
                 map = (0..c.num).map(|k| (k, o)).collect();
             }
-            "fillrandom" | "overwrite" | "overwritesome" | "overwriteandwait" => {
+            "deleteseq" => map.clear(),
+            "deleterandom" => {
+                for t in 0..threads {
+                    for k in picked(c, o, t, share(c.writes.unwrap_or(c.num), t, threads).1) {
+                        map.remove(&k);
+                    }
+                }
+            }
+            "fillrandom" | "overwrite" | "overwritesome" | "overwriteandwait" | "updaterandom" | "mergerandom" => {
                 if s.step == "fillrandom" {
                     map.clear();
                 }
@@ -185,6 +193,8 @@ fn every_step(dsn: &str) {
     );
     check_contents(&c, dsn, &out);
 
+    newer_steps(dsn);
+
     // Fills with several threads: disjoint streams covering [0, num).
     for steps in [json!(["fillseq"]), json!(["filluniquerandom", "overwrite"])] {
         let c = kv_config(dsn, json!({"steps": steps, "threads": 3, "num": 3001}));
@@ -194,6 +204,101 @@ fn every_step(dsn: &str) {
         assert_eq!(out.results.steps[0].verified, Some(true));
         check_contents(&c, dsn, &out);
     }
+}
+
+/// Reads of step `name` by thread `t`: the distribution's draws.
+fn reads_of(c: &Config, out: &RunOutcome, name: &str, t: u64, reads: u64) -> Vec<u64> {
+    let o = out.results.steps.iter().position(|s| s.step == name).unwrap() as u64;
+    picked(c, o, t, share(reads, t, c.threads as u64).1)
+}
+
+/// The steps after db_bench's first ones: read-modify-writes, merges and
+/// deletes change exactly their keys; the table read in order and in
+/// reverse, MultiGet and the range reads find exactly what it holds.
+fn newer_steps(dsn: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    const READS: u64 = 1000;
+    let writes = ["fillseq", "updaterandom", "mergerandom", "deleterandom"];
+    let reads = ["readseq", "readreverse", "multireadrandom", "fwdrange", "revrange"];
+    let steps: Vec<&str> = writes.iter().chain(&reads).copied().collect();
+    let c = kv_config(dsn, json!({"steps": steps, "reads": READS, "writes": 600}));
+    let out = run(&c, dir.path());
+    assert_eq!(out.results.run.status, "ok", "{dsn}: {:?}", out.results.run.error);
+    for s in &out.results.steps {
+        assert_eq!(s.status, "ok", "{dsn} {}: {:?}", s.step, s.error);
+        if writes.contains(&s.step.as_str()) {
+            assert_eq!(s.verified, Some(true), "{dsn} {}: {:?}", s.step, s.verify_error);
+        }
+    }
+    assert_eq!(step(&out, "updaterandom").inserts, 600);
+    assert_eq!(step(&out, "updaterandom").rows_per_commit, Some(1));
+    assert_eq!(step(&out, "mergerandom").inserts, 600);
+    let del = step(&out, "deleterandom");
+    assert_eq!(
+        (del.deletes, del.inserts),
+        (600, 0),
+        "{dsn}: deletes are counted as deletes"
+    );
+    check_contents(&c, dsn, &out);
+
+    let want = expected(&c, &out);
+    let (min, max) = (*want.keys().next().unwrap(), *want.keys().last().unwrap());
+    for name in reads {
+        assert_eq!(step(&out, name).queries, READS, "{dsn} {name}");
+    }
+    // readseq / readreverse: thread t from the start (end) of its share of
+    // the keys, the pairs the table holds from there, at most its reads.
+    let in_order: u64 = (0..2)
+        .map(|t| {
+            let (from, _) = share(c.num, t, 2);
+            (want.range(from..).count() as u64).min(share(READS, t, 2).1)
+        })
+        .sum();
+    assert_eq!(step(&out, "readseq").found, Some(in_order), "{dsn}");
+    let reversed: u64 = (0..2)
+        .map(|t| {
+            let (from, len) = share(c.num, t, 2);
+            (want.range(..from + len).count() as u64).min(share(READS, t, 2).1)
+        })
+        .sum();
+    assert_eq!(step(&out, "readreverse").found, Some(reversed), "{dsn}");
+    let count = |name: &str, hit: &dyn Fn(u64) -> bool| -> u64 {
+        (0..2)
+            .map(|t| {
+                reads_of(&c, &out, name, t, READS)
+                    .into_iter()
+                    .filter(|&k| hit(k))
+                    .count() as u64
+            })
+            .sum()
+    };
+    assert_eq!(
+        step(&out, "multireadrandom").found,
+        Some(count("multireadrandom", &|k| want.contains_key(&k))),
+        "{dsn}: MultiGet finds the keys present"
+    );
+    assert_eq!(
+        step(&out, "fwdrange").found,
+        Some(count("fwdrange", &|k| k <= max)),
+        "{dsn}"
+    );
+    assert_eq!(
+        step(&out, "revrange").found,
+        Some(count("revrange", &|k| k >= min)),
+        "{dsn}"
+    );
+
+    // deleteseq empties the table, and verify agrees.
+    let c = kv_config(dsn, json!({"steps": ["fillseq", "deleteseq"], "threads": 3}));
+    let out = run(&c, dir.path());
+    let del = step(&out, "deleteseq");
+    assert_eq!(
+        (del.status.as_str(), del.deletes, del.verified),
+        ("ok", 3000, Some(true)),
+        "{dsn}"
+    );
+    let connector = connect::open(dsn).unwrap();
+    assert_eq!(connector.kv_session().unwrap().count(KV_TABLE).unwrap(), 0, "{dsn}");
 }
 
 #[test]

@@ -15,6 +15,10 @@ __all__ = [
     "Error",
     "FormatError",
     "IoError",
+    "KV_DELETE_STEPS",
+    "KV_READ_STEPS",
+    "KV_STEPS",
+    "KV_WRITE_STEPS",
     "__version__",
     "build_profile",
     "cli_main",
@@ -33,6 +37,10 @@ build_profile: Literal["debug", "release"]
 COST_COLUMNS: list[str]
 PERCENTILES: list[tuple[float, str]]
 LAG_STATS: list[tuple[float, str]]
+KV_STEPS: list[str]
+KV_WRITE_STEPS: list[str]
+KV_READ_STEPS: list[str]
+KV_DELETE_STEPS: list[str]
 
 class Error(Exception):
     """Base class of every error ibench raises."""

@@ -76,14 +76,12 @@ from typing import Any, Callable, Optional, Sequence, Union
 
 import pyarrow.parquet as pq
 
-from ibench import stats
+from ibench import _native, stats
 
 FORMATS = ("bencher", "otava", "github-action-benchmark")
 MEASURES = ("throughput", "latency")
 
 LOAD_STEPS = ("l.i0", "l.i1", "l.i2")
-KV_WRITE_STEPS = ("fillseq", "fillrandom", "filluniquerandom", "overwrite", "overwritesome", "overwriteandwait")
-KV_READ_STEPS = ("readrandom", "seekrandom", "readwhilewriting")
 
 RUN_COLUMNS = ("run_id", "started_at", "dbms", "dbms_version", "label", "host", "status")
 STEP_COLUMNS = ("step", "status", "ips", "qps", "indexed_rows_per_s", "insert_resp_p99_us", "query_resp_p99_us")
@@ -173,10 +171,12 @@ def _kind(step: str) -> Optional[tuple[str, str, Optional[str]]]:
         return "indexed_rows_per_s", "rows/s", None
     if step[:2] in ("qr", "qp") and step[2:].isdigit():
         return "qps", "queries/s", "query"
-    if step in KV_WRITE_STEPS:
+    if step in _native.KV_WRITE_STEPS:
         return "ips", "pairs/s", "insert"
-    if step in KV_READ_STEPS:
+    if step in _native.KV_READ_STEPS:
         return "qps", "reads/s", "query"
+    if step in _native.KV_DELETE_STEPS:
+        return "dps", "deletes/s", "delete"
     return None
 
 

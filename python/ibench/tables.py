@@ -36,16 +36,11 @@ RunsLike = Union[Results, str, Path, Sequence[Union[Results, str, Path]]]
 
 LOAD_STEPS = ("l.i0", "l.i1", "l.i2")
 
-KV_WRITE_STEPS = (
-    "fillseq",
-    "fillrandom",
-    "filluniquerandom",
-    "overwrite",
-    "overwritesome",
-    "overwriteandwait",
-)
-KV_READ_STEPS = ("readrandom", "seekrandom", "readwhilewriting")
-KV_STEPS = KV_WRITE_STEPS + KV_READ_STEPS + ("flush", "waitforcompaction")
+# The key/value steps by what their rate counts, as the core defines them.
+KV_WRITE_STEPS = tuple(_native.KV_WRITE_STEPS)
+KV_READ_STEPS = tuple(_native.KV_READ_STEPS)
+KV_DELETE_STEPS = tuple(_native.KV_DELETE_STEPS)
+KV_STEPS = tuple(_native.KV_STEPS)
 
 RED, GREEN, GREY = "background-color: #f4cccc", "background-color: #d9ead3", "color: #999999"
 NOT_OK = "color: #999999; text-decoration: line-through; font-style: italic"
@@ -262,8 +257,10 @@ def _throughput(steps: pd.DataFrame) -> pd.Series:
     out[is_query] = steps.loc[is_query, "qps"]
     kv_write = steps["step"].isin(KV_WRITE_STEPS)
     kv_read = steps["step"].isin(KV_READ_STEPS)
+    kv_delete = steps["step"].isin(KV_DELETE_STEPS)
     out[kv_write] = steps.loc[kv_write, "ips"]
     out[kv_read] = steps.loc[kv_read, "qps"]
+    out[kv_delete] = steps.loc[kv_delete, "dps"]
     return out
 
 
@@ -360,7 +357,11 @@ def throughput(runs: RunsLike) -> Table:
     return Table(title, frame, styler, notes)
 
 
-SERIES_OPS = {**{s: "insert" for s in LOAD_STEPS + KV_WRITE_STEPS}, "l.x": "create_index"}
+SERIES_OPS = {
+    **{s: "insert" for s in LOAD_STEPS + KV_WRITE_STEPS},
+    **{s: "delete" for s in KV_DELETE_STEPS},
+    "l.x": "create_index",
+}
 """The operation whose per-interval rate is a step's throughput series
 (:func:`throughput_series`); q steps and the key/value read steps: query."""
 

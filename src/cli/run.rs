@@ -31,7 +31,9 @@ pub(super) struct RunArgs {
     preset: Option<String>,
     /// Steps to run, comma-separated: l.i0,l.x,l.i1,l.i2,wait,qr100,qp100,... or
     /// fillseq,fillrandom,filluniquerandom,overwrite,overwritesome,overwriteandwait,
-    /// readrandom,seekrandom,readwhilewriting,flush,waitforcompaction (default: the preset's).
+    /// readrandom,seekrandom,readwhilewriting,readseq,readreverse,multireadrandom,
+    /// fwdrange,revrange,updaterandom,mergerandom,deleterandom,deleteseq,flush,
+    /// waitforcompaction (default: the preset's).
     #[arg(long, value_delimiter = ',')]
     steps: Option<Vec<String>>,
     /// Clients (one table and up to three connections each).

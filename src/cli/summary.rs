@@ -23,6 +23,10 @@ pub fn step_line(s: &StepRow) -> String {
     if s.inserts > 0 {
         line += &format!("  {:>10.0} ips{partial}", s.ips());
     }
+    if s.deletes > 0 && s.inserts == 0 {
+        // deleteseq, deleterandom: deletes are the step's operations.
+        line += &format!("  {:>10.0} dps{partial}", s.dps());
+    }
     if s.queries > 0 {
         line += &format!("  {:>9.0} qps{partial}", s.qps());
     }

@@ -12,8 +12,9 @@ pub(crate) fn key(k: u64) -> Vec<u8> {
 }
 
 /// Creates `table` and checks put (a later pair with the same key wins, also
-/// in batches larger than one statement takes), get, scan, count, flush and
-/// wait for compaction. Leaves the table for the caller to drop.
+/// in batches larger than one statement takes), get, scan, reverse scan,
+/// MultiGet, merge, delete (also of more keys than one statement takes),
+/// count, flush and wait for compaction. Leaves the table for the caller to drop.
 pub(crate) fn round_trip(s: &mut dyn KvSession, table: &str) {
     s.create(table, 16).unwrap();
     let mut b = KvBatch::new(16);
@@ -53,6 +54,52 @@ pub(crate) fn round_trip(s: &mut dyn KvSession, table: &str) {
     assert_eq!(s.scan(table, &key(8), 10, &mut out).unwrap(), 0);
     assert!(out.is_empty());
 
+    // Reverse scans: from the last key ≤ the start, descending.
+    assert_eq!(s.scan_reverse(table, &key(6), 2, &mut out).unwrap(), 2);
+    let got: Vec<(u64, &[u8])> = out.pairs().map(|(k, v)| (decode_key(k), v)).collect();
+    assert_eq!(got, [(3, &b"new"[..]), (2, b"")]);
+    assert_eq!(s.scan_reverse(table, &key(7), 10, &mut out).unwrap(), 4);
+    assert_eq!(decode_key(out.key(0)), 7);
+    assert_eq!(decode_key(out.key(3)), 1);
+    assert_eq!(s.scan_reverse(table, &key(0), 10, &mut out).unwrap(), 0);
+
+    // MultiGet: the pairs found, in the order asked.
+    let mut keys = KvBatch::new(16);
+    for k in [7, 4, 1] {
+        keys.push_key(k);
+    }
+    assert_eq!(s.multi_get(table, &keys, &mut out).unwrap(), 2);
+    let got: Vec<(u64, &[u8])> = out.pairs().map(|(k, v)| (decode_key(k), v)).collect();
+    assert_eq!(got, [(7, &[0u8, 255, 0][..]), (1, b"uno")]);
+
+    // Merge with the put operator: the last operand wins, over a value or none.
+    b.clear();
+    for (k, v) in [(3, &b"m1"[..]), (5, b"m2"), (3, b"m3")] {
+        b.push_raw(&key(k), v);
+    }
+    s.merge(table, &b).unwrap();
+    assert!(s.get(table, &key(3), &mut v).unwrap());
+    assert_eq!(v, b"m3");
+    assert!(s.get(table, &key(5), &mut v).unwrap());
+    assert_eq!(v, b"m2");
+
+    // Deletes: present and absent keys, in one commit.
+    keys.clear();
+    for k in [5, 4, 2] {
+        keys.push_key(k);
+    }
+    s.delete_keys(table, &keys).unwrap();
+    assert!(!s.get(table, &key(5), &mut v).unwrap());
+    assert!(!s.get(table, &key(2), &mut v).unwrap());
+    assert_eq!(s.count(table).unwrap(), 3);
+    assert_eq!(s.scan(table, &key(0), 10, &mut out).unwrap(), 3);
+    let left: Vec<u64> = out.pairs().map(|(k, _)| decode_key(k)).collect();
+    assert_eq!(left, [1, 3, 7]);
+    // 2 back as it was: four pairs, as before the merge.
+    b.clear();
+    b.push_raw(&key(2), b"");
+    s.put(table, &b).unwrap();
+
     // More pairs than one statement takes, with keys repeated across chunks.
     b.clear();
     for i in 0..40_000u64 {
@@ -65,8 +112,18 @@ pub(crate) fn round_trip(s: &mut dyn KvSession, table: &str) {
     assert!(s.get(table, &key(1_000 + 34_999), &mut v).unwrap());
     assert_eq!(v, 34_999u64.to_le_bytes());
 
+    // A delete of more keys than one statement takes: every other one of them.
+    keys.clear();
+    for i in 0..35_000u64 {
+        keys.push_key(1_000 + 2 * i);
+    }
+    s.delete_keys(table, &keys).unwrap();
+    assert_eq!(s.count(table).unwrap(), 4 + 17_500);
+    assert!(!s.get(table, &key(1_000 + 34_998), &mut v).unwrap());
+    assert!(s.get(table, &key(1_000 + 34_999), &mut v).unwrap());
+
     let stop = crate::stop::Stop::new();
     assert!(s.flush(table, &stop).unwrap().is_empty());
     assert!(s.wait_for_compaction(table, &stop).unwrap().is_empty());
-    assert_eq!(s.count(table).unwrap(), 4 + 35_000);
+    assert_eq!(s.count(table).unwrap(), 4 + 17_500);
 }

@@ -149,6 +149,31 @@ pub trait KvSession: Send {
     /// Seeks to the first key ≥ `start` and reads up to `limit` pairs in key
     /// order into `out` (cleared first); returns how many.
     fn scan(&mut self, table: &str, start: &[u8], limit: usize, out: &mut KvBatch) -> Result<usize>;
+    /// Seeks to the last key ≤ `start` and reads up to `limit` pairs in
+    /// descending key order into `out` (cleared first); returns how many.
+    fn scan_reverse(&mut self, table: &str, start: &[u8], limit: usize, out: &mut KvBatch) -> Result<usize>;
+    /// Reads the keys of `keys` (their values ignored) and appends the pairs
+    /// found to `out` (cleared first), in the order of `keys`; returns how
+    /// many were found. The default reads them one by one.
+    fn multi_get(&mut self, table: &str, keys: &KvBatch, out: &mut KvBatch) -> Result<usize> {
+        out.clear();
+        let mut value = Vec::new();
+        for i in 0..keys.len() {
+            if self.get(table, keys.key(i), &mut value)? {
+                out.push_raw(keys.key(i), &value);
+            }
+        }
+        Ok(out.len())
+    }
+    /// Deletes the keys of `keys` (their values ignored; absent keys are no
+    /// error) in one commit.
+    fn delete_keys(&mut self, table: &str, keys: &KvBatch) -> Result<()>;
+    /// Merges the pairs of `batch` with the put merge operator (the last
+    /// operand wins) in one commit. The default is [`KvSession::put`], which
+    /// leaves the same pairs; RocksDB writes merge operands.
+    fn merge(&mut self, table: &str, batch: &KvBatch) -> Result<()> {
+        self.put(table, batch)
+    }
     /// The number of pairs.
     fn count(&mut self, table: &str) -> Result<u64>;
     /// Makes written pairs durable in the table's files (RocksDB: flush the

@@ -374,6 +374,13 @@ impl KvSession for NullSession {
         self.operate(2)?;
         Ok(0)
     }
+    fn scan_reverse(&mut self, table: &str, start: &[u8], limit: usize, out: &mut KvBatch) -> Result<usize> {
+        self.scan(table, start, limit, out)
+    }
+    fn delete_keys(&mut self, _: &str, _: &KvBatch) -> Result<()> {
+        self.count(1)?;
+        self.operate(1)
+    }
     fn count(&mut self, _: &str) -> Result<u64> {
         Ok(0)
     }

@@ -420,6 +420,23 @@ impl Dialect {
             self.mark(2)
         )
     }
+
+    /// Pairs from the last key ≤ the first parameter down, at most the second.
+    pub(crate) fn kv_scan_reverse(&self, table: &str) -> String {
+        format!(
+            "SELECT k, v FROM {table} WHERE k <= {} ORDER BY k DESC LIMIT {}",
+            self.mark(1),
+            self.mark(2)
+        )
+    }
+
+    /// A delete of `keys` keys (SQLite: one key per statement).
+    pub(crate) fn kv_delete(&self, table: &str, keys: usize) -> String {
+        match self {
+            Dialect::Sqlite => format!("DELETE FROM {table} WHERE k = ?"),
+            _ => format!("DELETE FROM {table} WHERE k IN ({})", self.marks(1, keys)),
+        }
+    }
 }
 
 /// The name of the reference's prepared range query on `index`.

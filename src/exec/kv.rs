@@ -4,14 +4,15 @@
 use super::shared::Worker;
 use crate::connect::{KvSession, KV_TABLE};
 use crate::error::Result;
-use crate::gen::{encode_key, KvBatch};
+use crate::gen::{decode_key, encode_key, KvBatch};
 use crate::metrics::Recorder;
-use crate::workload::{KvOp, KvThreadWork};
+use crate::workload::{KvOp, KvThreadWork, SCAN_CHUNK};
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 impl Worker<'_> {
-    /// A writer: batches of its key stream, paced for readwhilewriting's writer.
+    /// A writer: batches of its key stream (puts, merges or deletes; one
+    /// read-modify-write for updaterandom), paced for readwhilewriting's writer.
     pub(super) fn kv_write(
         &self,
         op: KvOp,
@@ -24,13 +25,15 @@ impl Worker<'_> {
         let ordinal = self.plan.ordinal;
         let work = c.kv_writer(op, ordinal, self.client as u64)?.expect("a write step");
         let values = c.kv_values(ordinal)?;
-        let batch_size = c.batch_size as u64;
+        let batch_size = c.kv_batch(op) as u64;
         let paced = op == KvOp::ReadWhileWriting;
+        let mut current = Vec::new();
         let mut schedule = self.pacer(paced.then(|| c.writer_rate as f64 / batch_size as f64), t0);
         let mut keys = vec![0u64; batch_size as usize];
         let mut batch = KvBatch::new(c.key_size as usize);
         let (mut done, mut i) = (0u64, 0u64);
-        let slot = &self.shared.clients[self.client as usize].inserted;
+        let mine = &self.shared.clients[self.client as usize];
+        let slot = if op.deletes() { &mine.deleted } else { &mine.inserted };
         loop {
             let n = match work.count {
                 Some(count) => (count - done).min(batch_size),
@@ -45,16 +48,33 @@ impl Worker<'_> {
             work.keys.fill(work.first + done, keys);
             batch.clear();
             for &k in keys.iter() {
-                batch.push_generated(k, &values);
+                if op.deletes() {
+                    batch.push_key(k);
+                } else {
+                    batch.push_generated(k, &values);
+                }
             }
             let intended = schedule.wait_for(i, || self.stopping(t0) || self.kv_finished(&work, t0, paced));
             if self.stopping(t0) || self.kv_finished(&work, t0, paced) {
                 break;
             }
             let started = Instant::now();
-            self.retrying(|| session.put(KV_TABLE, &batch))?;
+            match op {
+                KvOp::DeleteSeq | KvOp::DeleteRandom => self.retrying(|| session.delete_keys(KV_TABLE, &batch))?,
+                KvOp::MergeRandom => self.retrying(|| session.merge(KV_TABLE, &batch))?,
+                KvOp::UpdateRandom => {
+                    // Read, then write the key's new value: one operation.
+                    self.retrying(|| session.get(KV_TABLE, batch.key(0), &mut current).map(|_| ()))?;
+                    self.retrying(|| session.put(KV_TABLE, &batch))?
+                }
+                _ => self.retrying(|| session.put(KV_TABLE, &batch))?,
+            }
             let ended = Instant::now();
-            state.wrote(keys, ordinal);
+            if op.deletes() {
+                state.deleted(keys);
+            } else {
+                state.wrote(keys, ordinal);
+            }
             rec.record(if paced { intended } else { started }, started, ended);
             done += n;
             i += 1;
@@ -86,8 +106,9 @@ impl Worker<'_> {
             .is_some_and(|d| t0.elapsed().as_secs_f64() >= d)
     }
 
-    /// A reader: point reads (readrandom, readwhilewriting) or seeks with
-    /// nexts (seekrandom) of its key stream.
+    /// A reader: point reads (readrandom, readwhilewriting, multireadrandom),
+    /// seeks with nexts or prevs (seekrandom, fwdrange, revrange) of its key
+    /// stream, or the table in order (readseq, readreverse).
     pub(super) fn kv_read(&self, op: KvOp, session: &mut dyn KvSession, rec: &mut Recorder, t0: Instant) -> Result<()> {
         let result = self.kv_read_loop(op, session, rec, t0);
         self.shared.readers_left.fetch_sub(1, Ordering::AcqRel);
@@ -95,28 +116,90 @@ impl Worker<'_> {
     }
 
     fn kv_read_loop(&self, op: KvOp, session: &mut dyn KvSession, rec: &mut Recorder, t0: Instant) -> Result<()> {
+        if matches!(op, KvOp::ReadSeq | KvOp::ReadReverse) {
+            return self.kv_read_in_order(op, session, rec, t0);
+        }
         let c = self.plan.config;
-        let work = c.kv_reader(self.plan.ordinal, self.client as u64)?;
+        let work = c.kv_reader(op, self.plan.ordinal, self.client as u64)?;
         let mut key = vec![0u8; c.key_size as usize];
         let mut value = Vec::new();
         let mut scanned = KvBatch::new(c.key_size as usize);
+        // multireadrandom: batch_size keys per MultiGet, each key one read.
+        let per_call = if op == KvOp::MultiReadRandom {
+            c.batch_size as u64
+        } else {
+            1
+        };
+        let mut keys = KvBatch::new(c.key_size as usize);
         let mut i = 0u64;
         while work.count.is_none_or(|n| i < n) && !self.stopping(t0) && !self.duration_passed(t0) {
-            encode_key(work.keys.key(work.first + i), &mut key);
+            let n = work.count.map_or(per_call, |count| (count - i).min(per_call));
+            if op == KvOp::MultiReadRandom {
+                keys.clear();
+                for j in 0..n {
+                    keys.push_key(work.keys.key(work.first + i + j));
+                }
+            } else {
+                encode_key(work.keys.key(work.first + i), &mut key);
+            }
+            let limit = c.seek_nexts as usize + 1;
             let started = Instant::now();
             let found = match op {
-                KvOp::SeekRandom => {
-                    let limit = c.seek_nexts as usize + 1;
-                    self.retrying(|| session.scan(KV_TABLE, &key, limit, &mut scanned))? > 0
+                KvOp::SeekRandom | KvOp::FwdRange => {
+                    (self.retrying(|| session.scan(KV_TABLE, &key, limit, &mut scanned))? > 0) as u64
                 }
-                _ => self.retrying(|| session.get(KV_TABLE, &key, &mut value))?,
+                KvOp::RevRange => {
+                    (self.retrying(|| session.scan_reverse(KV_TABLE, &key, limit, &mut scanned))? > 0) as u64
+                }
+                KvOp::MultiReadRandom => self.retrying(|| session.multi_get(KV_TABLE, &keys, &mut scanned))? as u64,
+                _ => self.retrying(|| session.get(KV_TABLE, &key, &mut value))? as u64,
             };
             rec.record(started, started, Instant::now());
-            if found {
-                self.shared.found.fetch_add(1, Ordering::Relaxed);
+            self.shared.found.fetch_add(found, Ordering::Relaxed);
+            self.shared.queries.fetch_add(n, Ordering::Relaxed);
+            i += n;
+        }
+        Ok(())
+    }
+
+    /// readseq and readreverse: the table's pairs in key order (or
+    /// descending) from the thread's first key, [`SCAN_CHUNK`] pairs per
+    /// scan (one recorded operation), every pair one read; ends early at the
+    /// end of the table.
+    fn kv_read_in_order(&self, op: KvOp, session: &mut dyn KvSession, rec: &mut Recorder, t0: Instant) -> Result<()> {
+        let c = self.plan.config;
+        let work = c.kv_reader(op, self.plan.ordinal, self.client as u64)?;
+        let forward = op == KvOp::ReadSeq;
+        let mut key = vec![0u8; c.key_size as usize];
+        let mut scanned = KvBatch::new(c.key_size as usize);
+        // The next key to read from; None: past the end of the key space.
+        let mut next = Some(work.first);
+        let mut i = 0u64;
+        while let Some(from) = next {
+            if work.count.is_some_and(|n| i >= n) || self.stopping(t0) || self.duration_passed(t0) {
+                break;
             }
-            self.shared.queries.fetch_add(1, Ordering::Relaxed);
-            i += 1;
+            let limit = work.count.map_or(SCAN_CHUNK as u64, |n| (n - i).min(SCAN_CHUNK as u64)) as usize;
+            encode_key(from, &mut key);
+            let started = Instant::now();
+            let got = if forward {
+                self.retrying(|| session.scan(KV_TABLE, &key, limit, &mut scanned))?
+            } else {
+                self.retrying(|| session.scan_reverse(KV_TABLE, &key, limit, &mut scanned))?
+            };
+            rec.record(started, started, Instant::now());
+            if got == 0 {
+                break;
+            }
+            let last = decode_key(scanned.key(got - 1));
+            next = if forward {
+                last.checked_add(1)
+            } else {
+                last.checked_sub(1)
+            };
+            self.shared.found.fetch_add(got as u64, Ordering::Relaxed);
+            self.shared.queries.fetch_add(got as u64, Ordering::Relaxed);
+            i += got as u64;
         }
         Ok(())
     }

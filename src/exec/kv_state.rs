@@ -1,5 +1,5 @@
-//! The key/value table across a run: which step last wrote each key, so
-//! verify knows what every key must hold.
+//! The key/value table across a run: which step last wrote each key (or
+//! that it was deleted), so verify knows what every key must hold.
 
 use std::sync::atomic::{AtomicU16, Ordering};
 
@@ -9,7 +9,8 @@ pub const TRACKED_KEYS: u64 = 1 << 26;
 
 /// The key/value table across a run: which step last wrote each key.
 pub struct KvState {
-    /// Per key: 1 + the number of the step that last wrote it; 0: never written.
+    /// Per key: 1 + the number of the step that last wrote it; 0: never
+    /// written, or deleted since.
     last_writer: Option<Vec<AtomicU16>>,
 }
 
@@ -40,6 +41,16 @@ impl KvState {
         }
     }
 
+    /// Forgets `keys` (deleted).
+    #[inline]
+    pub(super) fn deleted(&self, keys: &[u64]) {
+        if let Some(v) = &self.last_writer {
+            for &k in keys {
+                v[k as usize].store(0, Ordering::Relaxed);
+            }
+        }
+    }
+
     /// The step that last wrote `key`, if tracked and written.
     pub(super) fn writer_of(&self, key: u64) -> Option<Option<u64>> {
         let v = self.last_writer.as_ref()?;
@@ -47,7 +58,7 @@ impl KvState {
         Some((mark > 0).then(|| mark as u64 - 1))
     }
 
-    /// Keys written since the last fill, if tracked.
+    /// Keys written since the last fill and not deleted since, if tracked.
     pub(crate) fn written(&self) -> Option<u64> {
         let v = self.last_writer.as_ref()?;
         Some(v.iter().filter(|a| a.load(Ordering::Relaxed) > 0).count() as u64)

@@ -679,7 +679,7 @@ impl Runner {
                 self.shard.clients(c.clients).len() as u32
             },
             rows_per_commit: match step {
-                Step::Kv(op) if op.writes() => Some(c.batch_size),
+                Step::Kv(op) if op.writes() => Some(c.kv_batch(op)),
                 _ => c.writes(step).map(|w| w.rows_per_commit),
             },
             inserts: out.inserts,
@@ -693,15 +693,12 @@ impl Runner {
                 Step::Query { .. } => Some(out.queries),
                 Step::CreateIndexes => Some(out.indexed_rows),
                 Step::Wait => None,
-                Step::Kv(KvOp::Flush | KvOp::WaitForCompaction) => None,
-                Step::Kv(KvOp::ReadRandom | KvOp::SeekRandom | KvOp::ReadWhileWriting) => Some(out.queries),
+                Step::Kv(op) if op.maintains() => None,
+                Step::Kv(op) if op.reads() => Some(out.queries),
+                Step::Kv(op) if op.deletes() => Some(out.deletes),
                 Step::Kv(_) => Some(out.inserts),
             },
-            found: matches!(
-                step,
-                Step::Kv(KvOp::ReadRandom | KvOp::SeekRandom | KvOp::ReadWhileWriting)
-            )
-            .then_some(out.found),
+            found: step.kv().is_some_and(KvOp::reads).then_some(out.found),
             engine,
             system: out.system.clone(),
             ..StepRow::default()

@@ -21,6 +21,7 @@ impl Role {
     /// The operation the role times.
     pub(super) fn op(self) -> Op {
         match self {
+            Role::KvWrite(op) if op.deletes() => Op::Delete,
             Role::Insert | Role::KvWrite(_) => Op::Insert,
             Role::Delete => Op::Delete,
             Role::Query(_) | Role::KvRead(_) => Op::Query,
@@ -74,12 +75,12 @@ pub(super) fn roles(c: &Config, step: Step, tables: u32) -> Vec<(u32, Role)> {
 fn kv_roles(c: &Config, op: KvOp) -> Vec<(u32, Role)> {
     let threads = c.threads;
     match op {
-        KvOp::Flush | KvOp::WaitForCompaction => vec![(0, Role::KvMaintain(op))],
-        KvOp::ReadRandom | KvOp::SeekRandom => (0..threads).map(|t| (t, Role::KvRead(op))).collect(),
+        _ if op.maintains() => vec![(0, Role::KvMaintain(op))],
         KvOp::ReadWhileWriting => (0..threads)
             .map(|t| (t, Role::KvRead(op)))
             .chain([(threads, Role::KvWrite(op))])
             .collect(),
+        _ if op.reads() => (0..threads).map(|t| (t, Role::KvRead(op))).collect(),
         _ => (0..threads).map(|t| (t, Role::KvWrite(op))).collect(),
     }
 }

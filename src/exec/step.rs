@@ -137,10 +137,7 @@ pub(crate) fn run_step(plan: &StepPlan<'_>) -> StepOutcome {
         Step::Kv(op) => c.kv_planned(op),
         step => c.writes(step).map(|w| w.rows * plan.clients.len() as u64),
     };
-    let reads_progress = matches!(
-        plan.step,
-        Step::Kv(KvOp::ReadRandom | KvOp::SeekRandom | KvOp::ReadWhileWriting)
-    );
+    let kv = plan.step.kv();
     plan.observer.step_started(&step_name, target);
     for t in plan.tables {
         t.begin_step();
@@ -233,10 +230,10 @@ pub(crate) fn run_step(plan: &StepPlan<'_>) -> StepOutcome {
         let mut halted_at: Option<Instant> = None;
         let mut cancelled_at: Option<Instant> = None;
         while !handles.iter().all(|h| h.is_finished()) {
-            let done = if reads_progress {
-                shared.queries.load(Ordering::Relaxed)
-            } else {
-                shared.inserted()
+            let done = match kv {
+                Some(op) if op.reads() => shared.queries.load(Ordering::Relaxed),
+                Some(op) if op.deletes() => shared.deleted(),
+                _ => shared.inserted(),
             };
             plan.observer.step_progress(&step_name, done, t0.elapsed());
             if c.max_seconds.is_some_and(|max| t0.elapsed().as_secs_f64() > max) {

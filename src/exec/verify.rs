@@ -175,7 +175,7 @@ pub(crate) fn verify_kv(
         match state.writer_of(k).flatten() {
             None if present => {
                 return Ok(Some(Err(format!(
-                    "{KV_TABLE}: key {k} was never written but is present"
+                    "{KV_TABLE}: key {k} was never written (or was deleted) but is present"
                 ))))
             }
             None => {}

@@ -124,6 +124,17 @@ impl KvBatch {
         values.push(key, &mut self.values);
     }
 
+    /// Appends key `key` with an empty value (a key to read or delete).
+    pub fn push_key(&mut self, key: u64) {
+        let start = self.keys.len();
+        self.keys.resize(start + self.key_size, 0);
+        encode_key(key, &mut self.keys[start..]);
+        if self.values.offsets.is_empty() {
+            self.values.offsets.push(0);
+        }
+        self.values.offsets.push(self.values.data.len() as i32);
+    }
+
     /// Appends an encoded key and its value (a scan's result).
     pub fn push_raw(&mut self, key: &[u8], value: &[u8]) {
         self.keys.extend_from_slice(key);

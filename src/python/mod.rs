@@ -26,6 +26,19 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The steps table's percentile and lag columns: (quantile, suffix).
     m.add("PERCENTILES", crate::results::PERCENTILES.to_vec())?;
     m.add("LAG_STATS", crate::results::LAG_STATS.to_vec())?;
+    // The key/value steps by what their rate counts: pairs written (ips),
+    // read (qps) or deleted (dps); flush and waitforcompaction have none.
+    use crate::workload::KvOp;
+    let kv_steps = |f: fn(KvOp) -> bool| -> Vec<&'static str> {
+        KvOp::ALL.iter().filter(|op| f(**op)).map(|op| op.name()).collect()
+    };
+    m.add("KV_STEPS", kv_steps(|_| true))?;
+    m.add(
+        "KV_WRITE_STEPS",
+        kv_steps(|op| op.writes() && !op.reads() && !op.deletes()),
+    )?;
+    m.add("KV_READ_STEPS", kv_steps(KvOp::reads))?;
+    m.add("KV_DELETE_STEPS", kv_steps(KvOp::deletes))?;
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;
     errors::register(m)?;
     gen::register(m)?;

@@ -8,10 +8,16 @@
 //! - fillseq: keys `first, first + 1, ...` from `first = num·t/T`;
 //! - filluniquerandom: positions `num·t/T ...` of the keyed permutation of
 //!   `[0, num)` with stream table [`kv_stream`]`(s, 0)`;
-//! - fillrandom: uniform keys of `[0, num)`; overwrite*, the readers and
+//! - fillrandom: uniform keys of `[0, num)`; overwrite*, deleterandom,
+//!   updaterandom, mergerandom, the point and range readers and
 //!   readwhilewriting's writer (thread `T`): keys of `[0, num)` drawn from
 //!   `distribution` (uniform, zipfian or latest, exponent `zipf_theta`);
-//!   either way draws `0, 1, ...` of stream table [`kv_stream`]`(s, t)`.
+//!   either way draws `0, 1, ...` of stream table [`kv_stream`]`(s, t)`;
+//! - deleteseq: as fillseq, deleting;
+//! - readseq: share `t` of `reads` pairs in key order from key `num·t/T`;
+//!   readreverse: the same count in descending order from key
+//!   `num·(t+1)/T − 1` (a scan that reaches the end of the table ends the
+//!   thread early).
 
 use super::{Config, KvOp};
 use crate::error::Result;
@@ -55,6 +61,16 @@ impl Config {
         }
     }
 
+    /// Pairs per commit of write step `op`: `batch_size`, but one for
+    /// updaterandom (a read, then a write of that key, as db_bench's).
+    pub fn kv_batch(&self, op: KvOp) -> u32 {
+        if op == KvOp::UpdateRandom {
+            1
+        } else {
+            self.batch_size
+        }
+    }
+
     /// The values step number `ordinal` writes.
     pub fn kv_values(&self, ordinal: u64) -> Result<KvValues> {
         KvValues::new(self.seed, ordinal, self.kv_length(), self.ratio)
@@ -82,7 +98,7 @@ impl Config {
         let threads = self.threads as u64;
         let timed = |n: u64| if self.duration.is_some() { None } else { Some(n) };
         let work = match op {
-            KvOp::FillSeq => {
+            KvOp::FillSeq | KvOp::DeleteSeq => {
                 let (first, n) = share(self.num, thread, threads);
                 KvThreadWork {
                     keys: KeyGen::new(&KeySpec::new(KeyKind::Sequential))?,
@@ -103,7 +119,13 @@ impl Config {
                     count: Some(n),
                 }
             }
-            KvOp::FillRandom | KvOp::Overwrite | KvOp::OverwriteAndWait | KvOp::OverwriteSome => {
+            KvOp::FillRandom
+            | KvOp::Overwrite
+            | KvOp::OverwriteAndWait
+            | KvOp::OverwriteSome
+            | KvOp::DeleteRandom
+            | KvOp::UpdateRandom
+            | KvOp::MergeRandom => {
                 let total = match op {
                     KvOp::OverwriteSome => self.overwritesome_writes.unwrap_or((self.num / 10).max(1)),
                     _ => self.writes.unwrap_or(self.num),
@@ -118,8 +140,8 @@ impl Config {
                     keys,
                     first: 0,
                     count: match op {
-                        KvOp::Overwrite | KvOp::OverwriteAndWait => timed(n),
-                        _ => Some(n),
+                        KvOp::FillRandom | KvOp::OverwriteSome => Some(n),
+                        _ => timed(n),
                     },
                 }
             }
@@ -128,7 +150,7 @@ impl Config {
                 first: 0,
                 count: None,
             },
-            KvOp::ReadRandom | KvOp::SeekRandom | KvOp::Flush | KvOp::WaitForCompaction => return Ok(None),
+            _ => return Ok(None),
         };
         Ok(Some(work))
     }
@@ -139,21 +161,35 @@ impl Config {
     pub fn kv_planned(&self, op: KvOp) -> Option<u64> {
         let threads = self.threads as u64;
         match op {
-            KvOp::Flush | KvOp::WaitForCompaction => None,
-            KvOp::ReadRandom | KvOp::SeekRandom | KvOp::ReadWhileWriting => {
-                (0..threads).map(|t| self.kv_reader(0, t).ok()?.count).sum()
-            }
+            _ if op.maintains() => None,
+            _ if op.reads() => (0..threads).map(|t| self.kv_reader(op, 0, t).ok()?.count).sum(),
             _ => (0..threads).map(|t| self.kv_writer(op, 0, t).ok()??.count).sum(),
         }
     }
 
-    /// What reader `thread` of a read step (step number `ordinal`) reads.
-    pub fn kv_reader(&self, ordinal: u64, thread: u64) -> Result<KvThreadWork> {
-        let n = share(self.reads.unwrap_or(self.num), thread, self.threads as u64).1;
-        Ok(KvThreadWork {
-            keys: self.picked(ordinal, thread)?,
-            first: 0,
-            count: if self.duration.is_some() { None } else { Some(n) },
+    /// What reader `thread` of read step `op` (step number `ordinal`)
+    /// reads. readseq and readreverse: `first` is the key they start from
+    /// (their keys are the table's, in order).
+    pub fn kv_reader(&self, op: KvOp, ordinal: u64, thread: u64) -> Result<KvThreadWork> {
+        let threads = self.threads as u64;
+        let n = share(self.reads.unwrap_or(self.num), thread, threads).1;
+        let count = if self.duration.is_some() { None } else { Some(n) };
+        let (from, len) = share(self.num, thread, threads);
+        Ok(match op {
+            KvOp::ReadSeq | KvOp::ReadReverse => KvThreadWork {
+                keys: KeyGen::new(&KeySpec::new(KeyKind::Sequential))?,
+                first: if op == KvOp::ReadSeq {
+                    from
+                } else {
+                    (from + len).saturating_sub(1)
+                },
+                count,
+            },
+            _ => KvThreadWork {
+                keys: self.picked(ordinal, thread)?,
+                first: 0,
+                count,
+            },
         })
     }
 }

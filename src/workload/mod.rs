@@ -8,4 +8,4 @@ pub use config::{
     Compat, Config, DataMode, Distribution, MaintenanceStyle, Pacing, Shard, Statements, VerifyMode, PRESETS,
 };
 pub use kv::{kv_stream, share, KvThreadWork, KV_STREAMS};
-pub use step::{KvOp, QueryKind, Step, Writes, STANDARD_STEPS};
+pub use step::{KvOp, QueryKind, Step, Writes, SCAN_CHUNK, STANDARD_STEPS};

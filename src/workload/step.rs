@@ -63,11 +63,37 @@ pub enum KvOp {
     Flush,
     /// Wait until no compaction is pending or running (SQL: the wait step's maintenance).
     WaitForCompaction,
+    /// `reads` pairs in key order, each thread from the start of its share
+    /// of the key space, in scans of [`SCAN_CHUNK`] pairs.
+    ReadSeq,
+    /// `reads` pairs in descending key order, each thread from the end of
+    /// its share of the key space, in scans of [`SCAN_CHUNK`] pairs.
+    ReadReverse,
+    /// `reads` point reads as readrandom, `batch_size` keys per MultiGet.
+    MultiReadRandom,
+    /// benchmark.sh's fwdrange: seekrandom (a seek, then `seek_nexts` nexts).
+    FwdRange,
+    /// benchmark.sh's revrange: a seek for the last key ≤ a random key, then
+    /// `seek_nexts` prevs (db_bench `seekrandom --reverse_iterator`).
+    RevRange,
+    /// Deletes keys 0..num in order, threads on disjoint ranges, `batch_size` per commit.
+    DeleteSeq,
+    /// Deletes `writes` keys drawn from the distribution, `batch_size` per commit.
+    DeleteRandom,
+    /// `writes` read-modify-writes: a get, then a put of the key's new value.
+    UpdateRandom,
+    /// `writes` merges of keys drawn from the distribution, `batch_size` per
+    /// commit, with the put merge operator (the last operand wins; db_bench
+    /// `--merge_operator=put`).
+    MergeRandom,
 }
+
+/// Pairs per scan of readseq and readreverse: one scan is one recorded operation.
+pub const SCAN_CHUNK: usize = 1000;
 
 impl KvOp {
     /// Every key/value step.
-    pub const ALL: [KvOp; 11] = [
+    pub const ALL: [KvOp; 20] = [
         KvOp::FillSeq,
         KvOp::FillRandom,
         KvOp::FillUniqueRandom,
@@ -79,6 +105,15 @@ impl KvOp {
         KvOp::ReadWhileWriting,
         KvOp::Flush,
         KvOp::WaitForCompaction,
+        KvOp::ReadSeq,
+        KvOp::ReadReverse,
+        KvOp::MultiReadRandom,
+        KvOp::FwdRange,
+        KvOp::RevRange,
+        KvOp::DeleteSeq,
+        KvOp::DeleteRandom,
+        KvOp::UpdateRandom,
+        KvOp::MergeRandom,
     ];
 
     /// The step's name.
@@ -95,6 +130,15 @@ impl KvOp {
             KvOp::ReadWhileWriting => "readwhilewriting",
             KvOp::Flush => "flush",
             KvOp::WaitForCompaction => "waitforcompaction",
+            KvOp::ReadSeq => "readseq",
+            KvOp::ReadReverse => "readreverse",
+            KvOp::MultiReadRandom => "multireadrandom",
+            KvOp::FwdRange => "fwdrange",
+            KvOp::RevRange => "revrange",
+            KvOp::DeleteSeq => "deleteseq",
+            KvOp::DeleteRandom => "deleterandom",
+            KvOp::UpdateRandom => "updaterandom",
+            KvOp::MergeRandom => "mergerandom",
         }
     }
 
@@ -103,12 +147,35 @@ impl KvOp {
         matches!(self, KvOp::FillSeq | KvOp::FillRandom | KvOp::FillUniqueRandom)
     }
 
-    /// True for the steps that write pairs.
+    /// True for the steps that write (or delete) pairs.
     pub fn writes(self) -> bool {
-        !matches!(
+        // readwhilewriting's writer writes.
+        self == KvOp::ReadWhileWriting || !(self.reads() || self.maintains())
+    }
+
+    /// True for the steps whose operations are reads (counted as queries).
+    pub fn reads(self) -> bool {
+        matches!(
             self,
-            KvOp::ReadRandom | KvOp::SeekRandom | KvOp::Flush | KvOp::WaitForCompaction
+            KvOp::ReadRandom
+                | KvOp::SeekRandom
+                | KvOp::ReadWhileWriting
+                | KvOp::ReadSeq
+                | KvOp::ReadReverse
+                | KvOp::MultiReadRandom
+                | KvOp::FwdRange
+                | KvOp::RevRange
         )
+    }
+
+    /// True for the steps that delete pairs (counted as deletes).
+    pub fn deletes(self) -> bool {
+        matches!(self, KvOp::DeleteSeq | KvOp::DeleteRandom)
+    }
+
+    /// True for flush and waitforcompaction: one maintenance call.
+    pub fn maintains(self) -> bool {
+        matches!(self, KvOp::Flush | KvOp::WaitForCompaction)
     }
 }
 

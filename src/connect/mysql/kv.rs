@@ -31,6 +31,66 @@ impl MysqlSession {
         self.kv_puts.insert(key, s.clone());
         Ok(s)
     }
+
+    /// Runs one statement per chunk of at most [`sql::PAIRS_PER_STATEMENT`]
+    /// of `n` items: one chunk as its own transaction, several in one.
+    fn in_chunks(
+        &mut self,
+        what: &str,
+        n: usize,
+        mut prepare: impl FnMut(&mut Self, usize) -> Result<mysql::Statement>,
+        params: impl Fn(Range<usize>) -> Params,
+    ) -> Result<()> {
+        let chunks: Vec<Range<usize>> = (0..n)
+            .step_by(sql::PAIRS_PER_STATEMENT)
+            .map(|start| start..n.min(start + sql::PAIRS_PER_STATEMENT))
+            .collect();
+        let mut statements = Vec::with_capacity(chunks.len());
+        for chunk in &chunks {
+            statements.push(prepare(self, chunk.len())?);
+        }
+        let target = &self.target;
+        match chunks.len() {
+            0 => Ok(()),
+            1 => self
+                .conn
+                .exec_drop(&statements[0], params(chunks[0].clone()))
+                .map_err(|e| my_err(target, what, e)),
+            _ => {
+                // Dropped without a commit (an error), the transaction rolls back.
+                let mut tx = self
+                    .conn
+                    .start_transaction(TxOpts::default())
+                    .map_err(|e| my_err(target, "begin", e))?;
+                for (stmt, chunk) in statements.iter().zip(chunks) {
+                    tx.exec_drop(stmt, params(chunk)).map_err(|e| my_err(target, what, e))?;
+                }
+                tx.commit().map_err(|e| my_err(target, "commit", e))
+            }
+        }
+    }
+
+    /// Pairs read by `text` (a scan) with parameters `start` and `limit`.
+    fn scan_with(&mut self, text: String, start: &[u8], limit: usize, out: &mut KvBatch) -> Result<usize> {
+        out.clear();
+        let target = &self.target;
+        let rows = self
+            .conn
+            .exec_iter(text, (start, limit as u64))
+            .map_err(|e| my_err(target, "scan", e))?;
+        for row in rows {
+            let row = row.map_err(|e| my_err(target, "scan", e))?;
+            if let (Some(Value::Bytes(k)), Some(Value::Bytes(v))) = (row.as_ref(0), row.as_ref(1)) {
+                out.push_raw(k, v);
+            }
+        }
+        Ok(out.len())
+    }
+}
+
+/// The parameters of keys `range` of `batch`.
+fn key_params(batch: &KvBatch, range: Range<usize>) -> Params {
+    Params::Positional(range.map(|i| Value::Bytes(batch.key(i).to_vec())).collect())
 }
 
 /// The parameters of pairs `range` of `batch`: key, value, key, value, ...
@@ -54,36 +114,21 @@ impl KvSession for MysqlSession {
     }
 
     fn put(&mut self, table: &str, batch: &KvBatch) -> Result<()> {
-        let n = batch.len();
-        let chunks: Vec<Range<usize>> = (0..n)
-            .step_by(sql::PAIRS_PER_STATEMENT)
-            .map(|start| start..n.min(start + sql::PAIRS_PER_STATEMENT))
-            .collect();
-        let mut statements = Vec::with_capacity(chunks.len());
-        for chunk in &chunks {
-            statements.push(self.kv_put_statement(table, chunk.len())?);
-        }
-        let target = &self.target;
-        match chunks.len() {
-            0 => Ok(()),
-            // One statement: its own transaction.
-            1 => self
-                .conn
-                .exec_drop(&statements[0], pair_params(batch, chunks[0].clone()))
-                .map_err(|e| my_err(target, "put", e)),
-            _ => {
-                // Dropped without a commit (an error), the transaction rolls back.
-                let mut tx = self
-                    .conn
-                    .start_transaction(TxOpts::default())
-                    .map_err(|e| my_err(target, "begin", e))?;
-                for (stmt, chunk) in statements.iter().zip(chunks) {
-                    tx.exec_drop(stmt, pair_params(batch, chunk))
-                        .map_err(|e| my_err(target, "put", e))?;
-                }
-                tx.commit().map_err(|e| my_err(target, "commit", e))
-            }
-        }
+        self.in_chunks(
+            "put",
+            batch.len(),
+            |s, n| s.kv_put_statement(table, n),
+            |r| pair_params(batch, r),
+        )
+    }
+
+    fn delete_keys(&mut self, table: &str, keys: &KvBatch) -> Result<()> {
+        let prepare = |s: &mut Self, n: usize| {
+            // The driver caches prepared statements by their text.
+            let text = s.sql.dialect.kv_delete(table, n);
+            s.conn.prep(text).map_err(|e| my_err(&s.target, "prepare delete", e))
+        };
+        self.in_chunks("delete", keys.len(), prepare, |r| key_params(keys, r))
     }
 
     fn get(&mut self, table: &str, key: &[u8], value: &mut Vec<u8>) -> Result<bool> {
@@ -102,19 +147,13 @@ impl KvSession for MysqlSession {
     }
 
     fn scan(&mut self, table: &str, start: &[u8], limit: usize, out: &mut KvBatch) -> Result<usize> {
-        out.clear();
-        let target = &self.target;
-        let rows = self
-            .conn
-            .exec_iter(self.sql.dialect.kv_scan(table), (start, limit as u64))
-            .map_err(|e| my_err(target, "scan", e))?;
-        for row in rows {
-            let row = row.map_err(|e| my_err(target, "scan", e))?;
-            if let (Some(Value::Bytes(k)), Some(Value::Bytes(v))) = (row.as_ref(0), row.as_ref(1)) {
-                out.push_raw(k, v);
-            }
-        }
-        Ok(out.len())
+        let text = self.sql.dialect.kv_scan(table);
+        self.scan_with(text, start, limit, out)
+    }
+
+    fn scan_reverse(&mut self, table: &str, start: &[u8], limit: usize, out: &mut KvBatch) -> Result<usize> {
+        let text = self.sql.dialect.kv_scan_reverse(table);
+        self.scan_with(text, start, limit, out)
     }
 
     fn count(&mut self, table: &str) -> Result<u64> {

@@ -27,19 +27,72 @@ fn last_of_each_key(batch: &KvBatch) -> Vec<usize> {
     order
 }
 
-/// Runs each upsert statement on its chunk of pairs (indexes into `batch`).
-fn upsert(
+/// Runs each statement on its chunk of pairs (indexes into `batch`): their
+/// keys and, `with_values`, their values as the parameters.
+fn run_chunks(
     client: &mut Wire,
     statements: &[Statement],
     chunks: &[&[usize]],
     batch: &KvBatch,
+    with_values: bool,
 ) -> std::result::Result<(), WireError> {
     for (stmt, chunk) in statements.iter().zip(chunks) {
-        let pairs: Vec<&[u8]> = chunk.iter().flat_map(|&i| [batch.key(i), batch.value(i)]).collect();
-        let params: Vec<&(dyn ToSql + Sync)> = pairs.iter().map(|b| b as &(dyn ToSql + Sync)).collect();
+        let params: Vec<&[u8]> = if with_values {
+            chunk.iter().flat_map(|&i| [batch.key(i), batch.value(i)]).collect()
+        } else {
+            chunk.iter().map(|&i| batch.key(i)).collect()
+        };
+        let params: Vec<&(dyn ToSql + Sync)> = params.iter().map(|b| b as &(dyn ToSql + Sync)).collect();
         client.execute(stmt, &params)?;
     }
     Ok(())
+}
+
+impl PostgresSession {
+    /// Runs statement `text(n)` on each chunk of `order`'s pairs of `batch`:
+    /// one chunk as its own transaction, several in one.
+    fn in_chunks(
+        &mut self,
+        what: &str,
+        batch: &KvBatch,
+        order: &[usize],
+        text: impl Fn(usize) -> String,
+        with_values: bool,
+    ) -> Result<()> {
+        let chunks: Vec<&[usize]> = order.chunks(sql::PAIRS_PER_STATEMENT).collect();
+        let mut statements = Vec::with_capacity(chunks.len());
+        for chunk in &chunks {
+            statements.push(self.prepared(&text(chunk.len()))?);
+        }
+        let target = &self.target;
+        if chunks.len() <= 1 {
+            return run_chunks(&mut self.client, &statements, &chunks, batch, with_values)
+                .map_err(|e| pg_err(target, what, e));
+        }
+        self.client
+            .batch_execute("BEGIN")
+            .map_err(|e| pg_err(target, "begin", e))?;
+        if let Err(e) = run_chunks(&mut self.client, &statements, &chunks, batch, with_values) {
+            let _ = self.client.batch_execute("ROLLBACK");
+            return Err(pg_err(target, what, e));
+        }
+        self.client
+            .batch_execute("COMMIT")
+            .map_err(|e| pg_err(target, "commit", e))
+    }
+
+    /// Pairs read by `text` (a scan) with parameters `start` and `limit`.
+    fn scan_with(&mut self, text: &str, start: &[u8], limit: usize, out: &mut KvBatch) -> Result<usize> {
+        let stmt = self.prepared(text)?;
+        out.clear();
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.client
+            .query_each(&stmt, &[&start, &limit], |v| {
+                out.push_raw(v.value(0).unwrap_or_default(), v.value(1).unwrap_or_default());
+                Ok(())
+            })
+            .map_err(|e| pg_err(&self.target, "scan", e))
+    }
 }
 
 impl KvSession for PostgresSession {
@@ -50,26 +103,14 @@ impl KvSession for PostgresSession {
 
     fn put(&mut self, table: &str, batch: &KvBatch) -> Result<()> {
         let order = last_of_each_key(batch);
-        let chunks: Vec<&[usize]> = order.chunks(sql::PAIRS_PER_STATEMENT).collect();
-        let mut statements = Vec::with_capacity(chunks.len());
-        for chunk in &chunks {
-            let text = self.sql.dialect.kv_upsert(table, chunk.len());
-            statements.push(self.prepared(&text)?);
-        }
-        let target = &self.target;
-        if chunks.len() <= 1 {
-            return upsert(&mut self.client, &statements, &chunks, batch).map_err(|e| pg_err(target, "put", e));
-        }
-        self.client
-            .batch_execute("BEGIN")
-            .map_err(|e| pg_err(target, "begin", e))?;
-        if let Err(e) = upsert(&mut self.client, &statements, &chunks, batch) {
-            let _ = self.client.batch_execute("ROLLBACK");
-            return Err(pg_err(target, "put", e));
-        }
-        self.client
-            .batch_execute("COMMIT")
-            .map_err(|e| pg_err(target, "commit", e))
+        let dialect = self.sql.dialect.clone();
+        self.in_chunks("put", batch, &order, |n| dialect.kv_upsert(table, n), true)
+    }
+
+    fn delete_keys(&mut self, table: &str, keys: &KvBatch) -> Result<()> {
+        let order: Vec<usize> = (0..keys.len()).collect();
+        let dialect = self.sql.dialect.clone();
+        self.in_chunks("delete", keys, &order, |n| dialect.kv_delete(table, n), false)
     }
 
     fn get(&mut self, table: &str, key: &[u8], value: &mut Vec<u8>) -> Result<bool> {
@@ -86,15 +127,13 @@ impl KvSession for PostgresSession {
     }
 
     fn scan(&mut self, table: &str, start: &[u8], limit: usize, out: &mut KvBatch) -> Result<usize> {
-        let stmt = self.prepared(&self.sql.dialect.kv_scan(table))?;
-        out.clear();
-        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        self.client
-            .query_each(&stmt, &[&start, &limit], |v| {
-                out.push_raw(v.value(0).unwrap_or_default(), v.value(1).unwrap_or_default());
-                Ok(())
-            })
-            .map_err(|e| pg_err(&self.target, "scan", e))
+        let text = self.sql.dialect.kv_scan(table);
+        self.scan_with(&text, start, limit, out)
+    }
+
+    fn scan_reverse(&mut self, table: &str, start: &[u8], limit: usize, out: &mut KvBatch) -> Result<usize> {
+        let text = self.sql.dialect.kv_scan_reverse(table);
+        self.scan_with(&text, start, limit, out)
     }
 
     fn count(&mut self, table: &str) -> Result<u64> {

@@ -217,6 +217,8 @@ impl DsnOptions {
             opts.create_missing_column_families(true);
             opts.enable_statistics();
         }
+        // mergerandom's operator: the last operand wins (db_bench --merge_operator=put).
+        opts.set_merge_operator_associative("put", put_merge);
         Ok(opts)
     }
 
@@ -518,7 +520,57 @@ struct RocksdbSession {
     target: String,
 }
 
+/// The put merge operator: the newest operand is the value.
+fn put_merge(_key: &[u8], existing: Option<&[u8]>, operands: &rocksdb::MergeOperands) -> Option<Vec<u8>> {
+    operands.iter().last().or(existing).map(<[u8]>::to_vec)
+}
+
 impl RocksdbSession {
+    /// Writes `batch` built by `add` for each pair, with the session's write options.
+    fn write_each(
+        &self,
+        table: &str,
+        batch: &KvBatch,
+        what: &str,
+        add: impl Fn(&mut WriteBatch, &Arc<BoundColumnFamily<'_>>, &[u8], &[u8]),
+    ) -> Result<()> {
+        let cf = self.cf(table)?;
+        let mut wb = WriteBatch::default();
+        for (k, v) in batch.pairs() {
+            add(&mut wb, &cf, k, v);
+        }
+        self.db
+            .write_opt(wb, &self.write)
+            .map_err(|e| db_err(&self.target, what, e))
+    }
+
+    /// Up to `limit` pairs from an iterator placed by `seek`, moved by `step`.
+    fn scan_with(
+        &self,
+        table: &str,
+        limit: usize,
+        out: &mut KvBatch,
+        seek: impl FnOnce(&mut rocksdb::DBRawIteratorWithThreadMode<'_, Db>),
+        forward: bool,
+    ) -> Result<usize> {
+        let cf = self.cf(table)?;
+        out.clear();
+        let mut it = self.db.raw_iterator_cf(&cf);
+        seek(&mut it);
+        while it.valid() && out.len() < limit {
+            if let (Some(k), Some(v)) = (it.key(), it.value()) {
+                out.push_raw(k, v);
+            }
+            if forward {
+                it.next();
+            } else {
+                it.prev();
+            }
+        }
+        it.status().map_err(|e| db_err(&self.target, "scan", e))?;
+        Ok(out.len())
+    }
+
     fn cf(&self, table: &str) -> Result<Arc<BoundColumnFamily<'_>>> {
         self.db
             .cf_handle(table)
@@ -538,14 +590,26 @@ impl KvSession for RocksdbSession {
             .map_err(|e| db_err(&self.target, &format!("create column family {table}"), e))
     }
     fn put(&mut self, table: &str, batch: &KvBatch) -> Result<()> {
+        self.write_each(table, batch, "write", |wb, cf, k, v| wb.put_cf(cf, k, v))
+    }
+    fn merge(&mut self, table: &str, batch: &KvBatch) -> Result<()> {
+        self.write_each(table, batch, "merge", |wb, cf, k, v| wb.merge_cf(cf, k, v))
+    }
+    fn delete_keys(&mut self, table: &str, keys: &KvBatch) -> Result<()> {
+        self.write_each(table, keys, "delete", |wb, cf, k, _| wb.delete_cf(cf, k))
+    }
+    fn multi_get(&mut self, table: &str, keys: &KvBatch, out: &mut KvBatch) -> Result<usize> {
         let cf = self.cf(table)?;
-        let mut wb = WriteBatch::default();
-        for (k, v) in batch.pairs() {
-            wb.put_cf(&cf, k, v);
+        out.clear();
+        let found = self
+            .db
+            .batched_multi_get_cf(&cf, (0..keys.len()).map(|i| keys.key(i)), false);
+        for (i, v) in found.into_iter().enumerate() {
+            if let Some(v) = v.map_err(|e| db_err(&self.target, "multiget", e))? {
+                out.push_raw(keys.key(i), &v);
+            }
         }
-        self.db
-            .write_opt(wb, &self.write)
-            .map_err(|e| db_err(&self.target, "write", e))
+        Ok(out.len())
     }
     fn get(&mut self, table: &str, key: &[u8], value: &mut Vec<u8>) -> Result<bool> {
         let cf = self.cf(table)?;
@@ -563,18 +627,10 @@ impl KvSession for RocksdbSession {
         }
     }
     fn scan(&mut self, table: &str, start: &[u8], limit: usize, out: &mut KvBatch) -> Result<usize> {
-        let cf = self.cf(table)?;
-        out.clear();
-        let mut it = self.db.raw_iterator_cf(&cf);
-        it.seek(start);
-        while it.valid() && out.len() < limit {
-            if let (Some(k), Some(v)) = (it.key(), it.value()) {
-                out.push_raw(k, v);
-            }
-            it.next();
-        }
-        it.status().map_err(|e| db_err(&self.target, "scan", e))?;
-        Ok(out.len())
+        self.scan_with(table, limit, out, |it| it.seek(start), true)
+    }
+    fn scan_reverse(&mut self, table: &str, start: &[u8], limit: usize, out: &mut KvBatch) -> Result<usize> {
+        self.scan_with(table, limit, out, |it| it.seek_for_prev(start), false)
     }
     fn count(&mut self, table: &str) -> Result<u64> {
         let cf = self.cf(table)?;

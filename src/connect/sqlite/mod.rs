@@ -216,25 +216,25 @@ impl Connector for SqliteConnector {
     }
 }
 
-impl KvSession for SqliteSession {
-    fn create(&mut self, table: &str, key_size: usize) -> Result<()> {
-        let ddl = self.sql.dialect.kv_create(table, key_size).join(";\n");
-        self.with("create table", |c| c.execute_batch(&ddl))
-    }
-
-    fn put(&mut self, table: &str, batch: &KvBatch) -> Result<()> {
-        let sql = self.sql.dialect.kv_upsert(table, 1);
+impl SqliteSession {
+    /// Runs `sql` once per pair of `batch` inside one transaction: no round
+    /// trips to save in an embedded database, and no bound on the batch.
+    fn each_pair(
+        &mut self,
+        what: &str,
+        sql: &str,
+        batch: &KvBatch,
+        run: impl Fn(&mut rusqlite::CachedStatement<'_>, &[u8], &[u8]) -> rusqlite::Result<usize>,
+    ) -> Result<()> {
         let several = batch.len() > 1;
-        self.with("put", |c| {
-            // One statement per pair inside one transaction: no round trips
-            // to save in an embedded database, and no bound on the batch.
+        self.with(what, |c| {
             if several {
                 c.execute_batch("BEGIN IMMEDIATE")?;
             }
             let result = (|| {
-                let mut stmt = c.prepare_cached(&sql)?;
+                let mut stmt = c.prepare_cached(sql)?;
                 for (k, v) in batch.pairs() {
-                    stmt.execute((k, v))?;
+                    run(&mut stmt, k, v)?;
                 }
                 Ok(())
             })();
@@ -248,6 +248,36 @@ impl KvSession for SqliteSession {
             }
             result
         })
+    }
+
+    /// Pairs read by `sql` (a scan) with parameters `start` and `limit`.
+    fn scan_with(&mut self, sql: &str, start: &[u8], limit: usize, out: &mut KvBatch) -> Result<usize> {
+        out.clear();
+        self.with("scan", |c| {
+            let mut stmt = c.prepare_cached(sql)?;
+            let mut rows = stmt.query((start, limit as i64))?;
+            while let Some(r) = rows.next()? {
+                out.push_raw(r.get_ref(0)?.as_blob()?, r.get_ref(1)?.as_blob()?);
+            }
+            Ok(out.len())
+        })
+    }
+}
+
+impl KvSession for SqliteSession {
+    fn create(&mut self, table: &str, key_size: usize) -> Result<()> {
+        let ddl = self.sql.dialect.kv_create(table, key_size).join(";\n");
+        self.with("create table", |c| c.execute_batch(&ddl))
+    }
+
+    fn put(&mut self, table: &str, batch: &KvBatch) -> Result<()> {
+        let sql = self.sql.dialect.kv_upsert(table, 1);
+        self.each_pair("put", &sql, batch, |stmt, k, v| stmt.execute((k, v)))
+    }
+
+    fn delete_keys(&mut self, table: &str, keys: &KvBatch) -> Result<()> {
+        let sql = self.sql.dialect.kv_delete(table, 1);
+        self.each_pair("delete", &sql, keys, |stmt, k, _| stmt.execute([k]))
     }
 
     fn get(&mut self, table: &str, key: &[u8], value: &mut Vec<u8>) -> Result<bool> {
@@ -268,15 +298,12 @@ impl KvSession for SqliteSession {
 
     fn scan(&mut self, table: &str, start: &[u8], limit: usize, out: &mut KvBatch) -> Result<usize> {
         let sql = self.sql.dialect.kv_scan(table);
-        out.clear();
-        self.with("scan", |c| {
-            let mut stmt = c.prepare_cached(&sql)?;
-            let mut rows = stmt.query((start, limit as i64))?;
-            while let Some(r) = rows.next()? {
-                out.push_raw(r.get_ref(0)?.as_blob()?, r.get_ref(1)?.as_blob()?);
-            }
-            Ok(out.len())
-        })
+        self.scan_with(&sql, start, limit, out)
+    }
+
+    fn scan_reverse(&mut self, table: &str, start: &[u8], limit: usize, out: &mut KvBatch) -> Result<usize> {
+        let sql = self.sql.dialect.kv_scan_reverse(table);
+        self.scan_with(&sql, start, limit, out)
     }
 
     fn count(&mut self, table: &str) -> Result<u64> {
