@@ -1,19 +1,23 @@
 """The seeds' RocksDB compression study at a scale this machine can run.
 
-    python3 benches/compression_study.py [--num 2000000] [--duration 60] [--out docs/compression-study.md]
+    python3 benches/compression_study.py [--num 2000000] [--duration 60] [--repeats 1]
+                                         [--dir /dev/shm] [--out docs/compression-study.md]
 
 Runs the `universal-compression` preset (fillseq -> overwritesome ->
-waitforcompaction -> overwriteandwait, 400-byte values compressible to 0.5)
-on embedded RocksDB with universal compaction, once per configuration, and
-prints (or writes) the tables the published report shows: ips, stall%,
-w_amp, compaction wall and CPU seconds, size, for fillseq and
-overwriteandwait. Needs the package installed from this checkout
-(`pip install .`, which includes RocksDB).
+waitforcompaction -> overwriteandwait, 400-byte values compressible to 0.5,
+each step as benchmark.sh runs it) on embedded RocksDB with universal
+compaction, `--repeats` times per configuration, interleaved, and prints
+(or writes) the tables the published report shows: ips, stall%, w_amp,
+compaction wall and CPU seconds, size, for fillseq and overwriteandwait, as
+means with their run-to-run spread, and whether fillseq shows the seed's
+shape. Needs the package installed from this checkout (`pip install .`,
+which includes RocksDB).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import tempfile
@@ -21,6 +25,7 @@ import time
 from pathlib import Path
 
 import ibench
+from ibench import _native
 
 if False:  # typing only
     import pandas as pd
@@ -43,11 +48,8 @@ CONFIGS = {
 }
 COMMON = "compaction_style=universal&subcompactions=2"
 
-# benchmark.sh's step definitions: each step opens the database with the
-# options the helper script gives it (db_bench flags in docs/kv.md).
-FILLSEQ = "wal=off&memtable_factory=vector&allow_concurrent_memtable_write=false"  # --disable_wal=1 --memtablerep=vector --allow_concurrent_memtable_write=false
-OVERWRITE = "wal=on&sync=off"  # --disable_wal=0 --sync=0
-LATER_STEPS = ["overwritesome", "waitforcompaction", "overwriteandwait"]
+# benchmark.sh's fillseq options, as the universal-compression preset's step_options set them (docs/kv.md).
+FILLSEQ = json.loads(_native.resolve_config(json.dumps([{"preset": "universal-compression"}])))["step_options"]["fillseq"]
 
 # The seed's tables (m1/80/90 configurations, its server): fillseq and overwriteandwait.
 SEED = {
@@ -91,53 +93,104 @@ def side_by_side(ours: "pd.DataFrame", step: str) -> str:
     return "\n".join(rows)
 
 
+def per_config(loaded: list["ibench.Results"], step: str) -> tuple["pd.DataFrame", "pd.DataFrame"]:
+    """Each configuration's mean over its repeats of the engine table's
+    columns for ``step``, and their coefficient of variation (NaN with one run)."""
+    frame = ibench.tables.engine(loaded, step).frame
+    groups = frame.groupby(level=0, sort=False)
+    mean = groups.mean()
+    return mean, groups.std(ddof=1) / mean
+
+
+def table(mean: "pd.DataFrame", cv: "pd.DataFrame", repeats: int, size: str) -> str:
+    """A Markdown table of the means, with the run-to-run spread of ips and compaction CPU."""
+    spread = repeats > 1
+    head = ["config", "ips"] + (["ips CV"] if spread else []) + ["stall%", "w_amp", "c_wsecs", "c_csecs"]
+    head += (["c_csecs CV"] if spread else []) + [size, "sorted_runs"]
+    rows = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
+    for name in mean.index:
+        m, c = mean.loc[name], cv.loc[name]
+        cells = [name, f"{m['ips']:,.0f}"] + ([f"{100 * c['ips']:.1f}%"] if spread else [])
+        cells += [f"{m['stall%']:.1f}", f"{m['w_amp']:.2f}", f"{m['c_wsecs']:.1f}", f"{m['c_csecs']:.1f}"]
+        cells += ([f"{100 * c['c_csecs']:.1f}%"] if spread else []) + [f"{m[size]:.3f}", f"{m['sorted_runs']:.1f}"]
+        rows.append("| " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def shape(fill: "pd.DataFrame") -> list[str]:
+    """Whether fillseq shows the seed's shape, criterion by criterion, from the means."""
+    none, lz4, zstd = (fill.loc[f"m1.{c}"] for c in ("none", "lz4", "zstd"))
+    sizes = [fill.loc[n, "sizeGB"] / none["sizeGB"] for n in fill.index if not n.endswith("none") and "nn" not in n]
+    checks = [
+        ("ips ordered m1.none > m1.lz4 > m1.zstd", none["ips"] > lz4["ips"] > zstd["ips"],
+         f"{none['ips']:,.0f} / {lz4['ips']:,.0f} / {zstd['ips']:,.0f}"),
+        ("stall% ordered the other way", none["stall%"] < lz4["stall%"] < zstd["stall%"],
+         f"{none['stall%']:.1f} / {lz4['stall%']:.1f} / {zstd['stall%']:.1f}"),
+        ("compaction CPU of m1.zstd >= 2x m1.none's", zstd["c_csecs"] >= 2 * none["c_csecs"],
+         f"{zstd['c_csecs'] / none['c_csecs']:.2f}x"),
+        ("sizes of the compressed configurations 0.4-0.6x of m1.none's", all(0.4 <= r <= 0.6 for r in sizes),
+         f"{min(sizes):.2f}-{max(sizes):.2f}x"),
+    ]
+    return [f"- {'yes' if ok else '**no**'}: {what} ({figures})" for what, ok, figures in checks]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--num", type=int, default=2_000_000, help="keys (default 2,000,000)")
     parser.add_argument("--duration", type=float, default=60.0, help="seconds of overwriteandwait (default 60)")
+    parser.add_argument("--repeats", type=int, default=1, help="runs per configuration, interleaved (default 1)")
+    parser.add_argument("--dir", type=Path, help="where the databases live (default: the system's temporary "
+                        "directory; a tmpfs such as /dev/shm takes the disk out of the comparison)")
     parser.add_argument("--out", type=Path, help="write the Markdown here instead of printing it")
     parser.add_argument("--results", type=Path, default=Path("ibench-results/compression-study"))
     args = parser.parse_args()
 
-    dirs: dict[str, list[Path]] = {"fillseq": [], "later": []}
-    for name, options in CONFIGS.items():
-        with tempfile.TemporaryDirectory() as tmp:
-            started = time.time()
-            # fillseq as benchmark.sh runs it, then the later steps with the WAL on.
-            for phase, steps, step_options in (("fillseq", ["fillseq"], FILLSEQ), ("later", LATER_STEPS, OVERWRITE)):
+    paths: list[Path] = []
+    # Interleaved (A B C ... A B C ...): drift in the machine lands on every configuration alike.
+    for repeat in range(args.repeats):
+        for name, options in CONFIGS.items():
+            with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
+                started = time.time()
+                # The preset runs each step as benchmark.sh does (fillseq with the
+                # WAL off into a vector memtable): its step_options reopen the database.
                 r = ibench.run(
-                    db=f"rocksdb:{tmp}/db?{COMMON}&{options}&{step_options}",
+                    db=f"rocksdb:{tmp}/db?{COMMON}&{options}",
                     preset="universal-compression",
-                    steps=steps,
                     num=args.num,
                     duration=args.duration,
                     label=name,
                     out=args.results,
                     progress=False,
                 )
-                dirs[phase].append(r.path)
-            print(f"{name}: {time.time() - started:.0f} s", flush=True)
-    # One label per run of each phase, so the tables name configurations alone.
-    phases = {phase: ibench.load(d) for phase, d in dirs.items()}
-    by_step = {"fillseq": phases["fillseq"], "overwriteandwait": phases["later"]}
+                paths.append(r.path)
+                print(f"{name} #{repeat + 1}: {time.time() - started:.0f} s", flush=True)
+    loaded = [ibench.load(p) for p in paths]
+    fill, fill_cv = per_config(loaded, "fillseq")
+    last, last_cv = per_config(loaded, "overwriteandwait")
+    where = "a tmpfs (" + str(args.dir) + ")" if args.dir and str(args.dir).startswith("/dev/shm") else (
+        str(args.dir) if args.dir else "the system's temporary directory")
 
+    command = "python3 benches/compression_study.py" + (f" --num {args.num}" if args.num != 2_000_000 else "")
+    command += (f" --duration {args.duration:g}" if args.duration != 60 else "")
+    command += (f" --repeats {args.repeats}" if args.repeats != 1 else "") + (f" --dir {args.dir}" if args.dir else "")
     lines = [
         "# Compression with universal compaction: a small-scale reproduction",
         "",
-        "Produced by `python3 benches/compression_study.py"
-        + (f" --num {args.num}" if args.num != 2_000_000 else "")
-        + (f" --duration {args.duration:g}" if args.duration != 60 else "")
-        + "` on "
-        + f"{platform.node()} ({_cpu()}, {_cores()} cores).",
+        f"Produced by `{command}` on {platform.node()} ({_cpu()}, {_cores()} cores),"
+        f" databases on {where}; {args.repeats} run(s) per configuration, interleaved.",
+        "",
+        "Does fillseq show the seed's shape (computed from the means below)?",
+        "",
+        *shape(fill),
         "",
         f"Each configuration: `{COMMON}` plus its compression options (the seed's",
         "ten: `compression_size_percent` -1/80/90, then `compression` and",
         "`bottommost_compression`), then the `universal-compression` preset's steps",
-        "as benchmark.sh defines them: fillseq of",
+        "as benchmark.sh runs them: fillseq of",
         f"{args.num:,} keys (16-byte keys, 400-byte values compressible to 0.5, one",
-        f"pair per write) with `{FILLSEQ}`",
+        f"pair per write), for which the preset's `step_options` reopen the database with `{FILLSEQ}`",
         "(db_bench `--disable_wal=1 --memtablerep=vector --allow_concurrent_memtable_write=false`),",
-        f"then, reopened with `{OVERWRITE}` (`--disable_wal=0 --sync=0`), overwritesome",
+        "then, reopened with the DSN's own options (the WAL on, no sync: `--disable_wal=0 --sync=0`), overwritesome",
         "(10% of the keys), waitforcompaction, overwriteandwait",
         f"({args.duration:g} s of overwrites, then wait for compaction).",
         "",
@@ -147,34 +200,31 @@ def main() -> None:
         "seconds, of compactions that finished in the step), sizeGB (live SST files",
         "after the step, 10^9 bytes), runGB (the largest sorted run: the seeds' size",
         "for overwriteandwait, where universal compaction's total size varies too much),",
-        "sorted_runs (L0 files plus non-empty levels).",
+        "sorted_runs (L0 files plus non-empty levels). Each figure is the mean over the",
+        "repeats; CV is their coefficient of variation (run-to-run spread).",
+        "",
+        "## fillseq",
+        "",
+        table(fill, fill_cv, args.repeats, "sizeGB"),
+        "",
+        "The seed's fillseq beside ours, each relative to its own m1.none (stall% as is):",
+        "",
+        side_by_side(fill, "fillseq"),
+        "",
+        "## overwriteandwait",
+        "",
+        table(last, last_cv, args.repeats, "runGB"),
+        "",
+        "The seed's overwriteandwait beside ours, each relative to its own m1.none (stall% as is;",
+        "our size is the largest run, runGB):",
+        "",
+        side_by_side(last, "overwriteandwait"),
+        "",
+        "## Every step of every run",
+        "",
+        ibench.tables.engine(loaded).to_markdown(),
         "",
     ]
-    fill = ibench.tables.engine(by_step["fillseq"], "fillseq").frame
-    last = ibench.tables.engine(by_step["overwriteandwait"], "overwriteandwait").frame
-    base = fill.index[0]
-    lines += ["Relative to " + base + ":", ""]
-    for name in fill.index[1:]:
-        lines.append(
-            f"- {name}: fillseq size {fill.loc[name, 'sizeGB'] / fill.loc[base, 'sizeGB']:.2f}x, "
-            f"compaction CPU {fill.loc[name, 'c_csecs'] / fill.loc[base, 'c_csecs']:.2f}x, "
-            f"ips {fill.loc[name, 'ips'] / fill.loc[base, 'ips']:.2f}x; "
-            f"overwriteandwait largest run {last.loc[name, 'runGB'] / last.loc[base, 'runGB']:.2f}x, "
-            f"compaction CPU {last.loc[name, 'c_csecs'] / last.loc[base, 'c_csecs']:.2f}x, "
-            f"w_amp {last.loc[name, 'w_amp']:.2f} vs {last.loc[base, 'w_amp']:.2f}"
-        )
-    lines.append("")
-    for step in ("fillseq", "overwriteandwait"):
-        lines += [ibench.tables.engine(by_step[step], step).to_markdown(), ""]
-        lines += [
-            f"The seed's {step} beside ours, each relative to its own m1.none (stall% as is;",
-            "our size for overwriteandwait is the largest run, runGB):",
-            "",
-            side_by_side(ibench.tables.engine(by_step[step], step).frame, step),
-            "",
-        ]
-    lines += ["Every step, every configuration:", ""]
-    lines += [ibench.tables.engine(phases[p]).to_markdown() + "\n" for p in ("fillseq", "later")]
     text = "\n".join(lines)
     if args.out:
         args.out.write_text(text)

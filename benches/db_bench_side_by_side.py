@@ -2,16 +2,19 @@
 
     python3 benches/db_bench_side_by_side.py /usr/bin/db_bench [--num 1000000] [--rounds 2]
 
-Each round runs, on fresh databases, benchmark.sh's three steps through
-db_bench (one process per step, as benchmark.sh runs them) and through ibench
-(one run per step on the same directory, so each step opens the database with
-its own options, as db_bench does), alternating which goes first:
+Each round runs, on fresh databases, the steps below through db_bench (one
+process per step, as benchmark.sh runs them) and through ibench (one run per
+step on the same directory, so each step opens the database with its own
+options, as db_bench does), alternating which goes first:
 
 - fillseq: WAL off, vector memtable, no concurrent memtable writes
   (db_bench `--disable_wal=1 --memtablerep=vector --allow_concurrent_memtable_write=false`;
   ibench `wal=off&memtable_factory=vector&allow_concurrent_memtable_write=false`);
-- overwrite: WAL on, no sync, on the filled database (`--use_existing_db=1`);
-- readrandom: `num` point reads of the filled keys.
+- overwrite, updaterandom, mergerandom (`--merge_operator=put`),
+  deleterandom: WAL on, no sync, on the filled database (`--use_existing_db=1`);
+- readrandom, readseq, readreverse, multireadrandom (`--batch_size=10`),
+  fwdrange and revrange (db_bench `seekrandom --seek_nexts=10`, revrange with
+  `--reverse_iterator=true`): `num` reads of the filled keys.
 
 Both use 16-byte keys, `--value_size` values compressible to 0.5, one
 thread, batch size 1, and the same engine options (`--compression`,
@@ -36,7 +39,8 @@ from typing import Any, Optional
 
 import ibench
 
-STEPS = ("fillseq", "overwrite", "readrandom")
+STEPS = ("fillseq", "overwrite", "readrandom", "readseq", "readreverse", "fwdrange", "revrange", "multireadrandom",
+         "updaterandom", "mergerandom", "deleterandom")
 FIELDS = ("rate", "stall_pct", "w_amp", "compaction_cpu_s")
 
 
@@ -73,16 +77,26 @@ def ibench_options(args: argparse.Namespace) -> str:
     return "&".join(options)
 
 
+# Per step: db_bench's benchmark name and flags as benchmark.sh gives them,
+# and ibench's DSN options and parameters for the same.
+EXISTING = ["--use_existing_db=1"]
 STEP_FLAGS = {
     "fillseq": ["--use_existing_db=0", "--disable_wal=1", "--memtablerep=vector", "--allow_concurrent_memtable_write=false", "--sync=0"],
-    "overwrite": ["--use_existing_db=1", "--disable_wal=0", "--sync=0"],
-    "readrandom": ["--use_existing_db=1"],
+    "overwrite": [*EXISTING, "--disable_wal=0", "--sync=0"],
+    "readrandom": EXISTING,
+    "readseq": EXISTING,
+    "readreverse": EXISTING,
+    "fwdrange": [*EXISTING, "--seek_nexts=10"],
+    "revrange": [*EXISTING, "--seek_nexts=10", "--reverse_iterator=true"],
+    "multireadrandom": [*EXISTING, "--batch_size=10"],
+    "updaterandom": [*EXISTING, "--disable_wal=0", "--sync=0"],
+    "mergerandom": [*EXISTING, "--disable_wal=0", "--sync=0", "--merge_operator=put"],
+    "deleterandom": [*EXISTING, "--disable_wal=0", "--sync=0"],
 }
-STEP_OPTIONS = {
-    "fillseq": "wal=off&memtable_factory=vector&allow_concurrent_memtable_write=false",
-    "overwrite": "wal=on&sync=off",
-    "readrandom": "wal=on",
-}
+DB_BENCH_NAME = {"fwdrange": "seekrandom", "revrange": "seekrandom"}
+STEP_OPTIONS = {"fillseq": "wal=off&memtable_factory=vector&allow_concurrent_memtable_write=false"}
+STEP_PARAMS: dict[str, dict[str, Any]] = {"fwdrange": {"seek_nexts": 10}, "revrange": {"seek_nexts": 10},
+                                          "multireadrandom": {"batch_size": 10}}
 
 
 def ticker(text: str, name: str) -> Optional[float]:
@@ -96,10 +110,11 @@ def histogram_sum(text: str, name: str) -> Optional[float]:
 
 
 def run_db_bench(binary: str, db: Path, step: str, args: argparse.Namespace) -> dict[str, Any]:
-    cmd = [binary, f"--benchmarks={step}", f"--db={db}", *db_bench_flags(args), *STEP_FLAGS[step]]
+    name = DB_BENCH_NAME.get(step, step)
+    cmd = [binary, f"--benchmarks={name}", f"--db={db}", *db_bench_flags(args), *STEP_FLAGS[step]]
     done = subprocess.run(cmd, check=True, capture_output=True, text=True)
     out = done.stdout + done.stderr  # the version line goes to stderr
-    m = re.search(rf"^{step}\s*:\s*([\d.]+) micros/op (\d+) ops/sec ([\d.]+) seconds", out, re.M)
+    m = re.search(rf"^{name}\s*:\s*([\d.]+) micros/op (\d+) ops/sec ([\d.]+) seconds", out, re.M)
     if m is None:
         raise RuntimeError(f"no {step} line in db_bench's output:\n{out[-2000:]}")
     seconds = float(m.group(3))
@@ -116,8 +131,10 @@ def run_db_bench(binary: str, db: Path, step: str, args: argparse.Namespace) -> 
 
 
 def run_ibench(db: Path, step: str, args: argparse.Namespace, out: Path) -> dict[str, Any]:
+    params = {"batch_size": 1, **STEP_PARAMS.get(step, {})}
+    extra = STEP_OPTIONS.get(step)
     r = ibench.run(
-        db=f"rocksdb:{db}?{ibench_options(args)}&{STEP_OPTIONS[step]}",
+        db=f"rocksdb:{db}?{ibench_options(args)}" + (f"&{extra}" if extra else ""),
         steps=[step],
         num=args.num,
         reads=args.num,
@@ -125,15 +142,16 @@ def run_ibench(db: Path, step: str, args: argparse.Namespace, out: Path) -> dict
         value_size=args.value_size,
         key_size=16,
         ratio=0.5,
-        batch_size=1,
         threads=1,
         verify="off",
         out=out,
         progress=False,
+        **params,
     )
     s = r.steps.iloc[0]
+    kind = "qps" if step in ibench.tables.KV_READ_STEPS else "dps" if step in ibench.tables.KV_DELETE_STEPS else "ips"
     return {
-        "rate": float(s["qps"] if step == "readrandom" else s["ips"]),
+        "rate": float(s[kind]),
         "stall_pct": float(s["stall_pct"]),
         "w_amp": None if s["w_amp"] != s["w_amp"] else float(s["w_amp"]),
         "compaction_cpu_s": float(s["compaction_cpu_s"]),

@@ -138,6 +138,80 @@ fn options_reach_rocksdb_and_are_recorded() {
 }
 
 #[test]
+fn a_steps_own_options_reopen_the_database_for_that_step_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let dsn = format!(
+        "rocksdb:{}?compaction_style=universal&wal=on",
+        dir.path().join("db").display()
+    );
+    let (bulk, _) = ibench::workload::BENCHMARK_SH_STEP_OPTIONS[0];
+    let c = config(json!({
+        "preset": "kv-quick", "db": dsn, "num": 20_000, "writes": 5_000, "reads": 5_000, "batch_size": 10,
+        "steps": ["fillseq", "overwrite", "readrandom"],
+        "step_options": {bulk: ibench::workload::BENCHMARK_SH_STEP_OPTIONS[0].1},
+    }));
+    let out = run(&c, dir.path());
+    assert_eq!(out.results.run.status, "ok", "{:?}", out.results.run.error);
+    for s in &out.results.steps {
+        assert_eq!(s.status, "ok", "{}: {:?}", s.step, s.error);
+    }
+    assert_eq!(step(&out, "fillseq").verified, Some(true));
+    assert_eq!(step(&out, "overwrite").verified, Some(true));
+    // What fillseq loaded is there after the reopen with the run's own options.
+    assert_eq!(step(&out, "readrandom").found, Some(5_000));
+    // fillseq wrote no WAL; overwrite, reopened with the DSN's wal=on, did.
+    assert_eq!(engine(step(&out, "fillseq")).wal_bytes, 0);
+    assert!(engine(step(&out, "overwrite")).wal_bytes > 0);
+    // The reopened database's options that differ from the run's, recorded per step.
+    let recorded = |name: &str| {
+        out.results
+            .config
+            .iter()
+            .find(|s| s.scope == "step" && s.name == name)
+            .map(|s| s.value.clone())
+    };
+    assert_eq!(recorded("fillseq.disableWAL").as_deref(), Some("true"));
+    assert_eq!(
+        recorded("fillseq.allow_concurrent_memtable_write").as_deref(),
+        Some("false")
+    );
+    assert!(
+        recorded("fillseq.memtable_factory").is_some_and(|v| v.contains("Vector")),
+        "{:?}",
+        recorded("fillseq.memtable_factory")
+    );
+    assert!(
+        recorded("overwrite.disableWAL").is_none(),
+        "overwrite runs with the run's options"
+    );
+
+    // Step options are refused where they cannot apply, naming the parameter.
+    for (db, step_options, says) in [
+        (
+            "sqlite::memory:",
+            json!({"fillseq": "wal=off"}),
+            "reopen embedded RocksDB",
+        ),
+        (dsn.as_str(), json!({"l.i0": "wal=off"}), "not a key/value step"),
+        (dsn.as_str(), json!({"fillseq": ""}), "no options"),
+    ] {
+        let mut c = config(json!({"preset": "kv-quick", "db": db, "steps": ["fillseq"]}));
+        c.step_options = serde_json::from_value(step_options).unwrap();
+        let e = c.check().unwrap_err().to_string();
+        assert!(e.contains("step_options") && e.contains(says), "{e}");
+    }
+    // An option RocksDB refuses ends the step's run with its name.
+    let c = config(json!({
+        "preset": "kv-quick", "db": dsn, "num": 1000, "steps": ["fillseq", "readrandom"],
+        "step_options": {"readrandom": "colour=blue"},
+    }));
+    let out = run(&c, dir.path());
+    assert_eq!(out.results.run.status, "error");
+    let e = out.results.run.error.clone().unwrap_or_default();
+    assert!(e.contains("step_options") && e.contains("colour"), "{e}");
+}
+
+#[test]
 fn bad_rocksdb_dsns_and_table_steps_are_clear_errors() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db");

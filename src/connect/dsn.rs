@@ -22,6 +22,30 @@ pub(crate) fn options(query: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// `dsn` with the options of `extra` (`name=value&...`) added to its query,
+/// each replacing the DSN's option of the same name.
+pub fn with_options(dsn: &str, extra: &str) -> String {
+    let segments = |q: &'_ str| {
+        q.split('&')
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    let name = |segment: &str| segment.split_once('=').map_or(segment, |(k, _)| k).to_owned();
+    let extra = segments(extra);
+    if extra.is_empty() {
+        return dsn.to_owned();
+    }
+    let (base, query) = dsn.split_once('?').unwrap_or((dsn, ""));
+    let replaced: Vec<String> = extra.iter().map(|s| name(s)).collect();
+    let mut all: Vec<String> = segments(query)
+        .into_iter()
+        .filter(|s| !replaced.contains(&name(s)))
+        .collect();
+    all.extend(extra);
+    format!("{base}?{}", all.join("&"))
+}
+
 /// `text` percent-decoded (a path in a DSN: `%20` is a space).
 pub(crate) fn decode(text: &str) -> String {
     percent_encoding::percent_decode_str(text)
@@ -97,6 +121,19 @@ pub(crate) fn ini(text: &str) -> Vec<(String, String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn extra_options_replace_those_of_the_same_name_and_add_the_others() {
+        assert_eq!(with_options("rocksdb:/d", "wal=off"), "rocksdb:/d?wal=off");
+        assert_eq!(
+            with_options(
+                "rocksdb:/d?wal=on&sync=off&compression=lz4",
+                "wal=off&memtable_factory=vector"
+            ),
+            "rocksdb:/d?sync=off&compression=lz4&wal=off&memtable_factory=vector"
+        );
+        assert_eq!(with_options("rocksdb:/d?wal=on", ""), "rocksdb:/d?wal=on");
+    }
 
     #[test]
     fn options_are_percent_decoded_in_order() {

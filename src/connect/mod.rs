@@ -2,6 +2,7 @@
 //! used by one thread). Nothing here knows about steps or timing.
 
 mod dsn;
+pub use dsn::with_options;
 #[cfg(test)]
 mod kv_contract;
 mod mysql;

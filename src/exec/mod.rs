@@ -31,7 +31,7 @@ pub use tables::TableState;
 use crate::connect::{self, Bounds, Connector, ServerCounters, SessionSpec};
 use crate::error::{Error, Result};
 use crate::gen::Window;
-use crate::metrics::{counter_rows, percentile_us, serialize, unix_micros, Counter, EngineDelta};
+use crate::metrics::{counter_rows, percentile_us, serialize, unix_micros, Counter, EngineDelta, Setting};
 use crate::results::{HistogramRow, RunResults, RunRow, StepRow, LAG_STATS, PERCENTILES};
 use crate::stop::Stop;
 use crate::workload::{Config, KvOp, Shard, Statements, Step, VerifyMode};
@@ -144,6 +144,8 @@ pub struct Runner {
     state: Option<State>,
     /// The next step to run.
     next: usize,
+    /// The step options the database is open with ("": the DSN's alone).
+    open_options: String,
 }
 
 /// What the steps of a run carry from one to the next.
@@ -260,6 +262,7 @@ impl Runner {
             stats: None,
             state: None,
             next: 0,
+            open_options: String::new(),
         })
     }
 
@@ -309,7 +312,9 @@ impl Runner {
             None => self.begin(observer, stop)?,
         };
         let step = self.steps[ordinal];
-        let outcome = self.run_one(&mut state, ordinal, step, start_at_us, observer, stop);
+        let outcome = self
+            .open_for(step)
+            .and_then(|()| self.run_one(&mut state, ordinal, step, start_at_us, observer, stop));
         self.state = Some(state);
         outcome
     }
@@ -339,6 +344,70 @@ impl Runner {
             dir: self.dir,
             results: self.results,
         })
+    }
+
+    /// Reopens the database with `step`'s options (`step_options`) when they
+    /// are not the ones it is open with, as each of benchmark.sh's db_bench
+    /// processes opens it with its own flags. The database is closed first
+    /// (RocksDB allows one handle) and its counters reader with it; the
+    /// reopened database's resolved options that differ from the run's are
+    /// recorded in config.parquet (scope `step`, name `STEP.OPTION`).
+    fn open_for(&mut self, step: Step) -> Result<()> {
+        let wanted = self
+            .config
+            .step_options
+            .get(&step.to_string())
+            .cloned()
+            .unwrap_or_default();
+        if wanted == self.open_options {
+            return Ok(());
+        }
+        let reread = self.stats.take().is_some();
+        self.connector = connect::open("null:")?;
+        let dsn = connect::with_options(&self.config.db, &wanted);
+        self.connector = match connect::open(&dsn) {
+            Ok(reopened) => reopened,
+            Err(e) => {
+                // The run's own options again, so what follows finds its database.
+                self.open_options.clear();
+                self.connector = connect::open(&self.config.db)?;
+                return Err(Error::config("step_options", format!("{step}: {dsn}: {e}")));
+            }
+        };
+        self.open_options = wanted;
+        self.connector.set_spec(session_spec(&self.config));
+        if reread {
+            self.stats = self
+                .connector
+                .counters(&table_names(&self.config))?
+                .map(std::sync::Mutex::new);
+        }
+        if !self.open_options.is_empty() {
+            let run_wide: std::collections::HashSet<(&str, &str, &str)> = self
+                .results
+                .config
+                .iter()
+                .filter(|s| s.scope == "server")
+                .map(|s| (s.name.as_str(), s.value.as_str(), s.source.as_str()))
+                .collect();
+            let differing: Vec<Setting> = self
+                .connector
+                .configuration()?
+                .into_iter()
+                .filter(|(n, v, src)| !run_wide.contains(&(n.as_str(), v.as_str(), src.as_str())))
+                .map(|(name, value, source)| Setting {
+                    scope: "step",
+                    value: connect::redact_setting(&name, &value),
+                    name: format!("{step}.{name}"),
+                    source,
+                })
+                .collect();
+            self.results
+                .config
+                .retain(|s| !(s.scope == "step" && s.name.starts_with(&format!("{step}."))));
+            self.results.config.extend(differing);
+        }
+        Ok(())
     }
 
     /// Records a warning with the run and tells the observer.

@@ -5,6 +5,7 @@ use super::step::{QueryKind, Step, STANDARD_STEPS};
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::collections::BTreeMap;
 
 /// Every parameter of an Insert Benchmark run. Row counts are per table.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -150,7 +151,26 @@ pub struct Config {
     /// a run started by hand on several hosts share it, so their open-loop
     /// schedules count from one instant. None: at once.
     pub start_at: Option<f64>,
+    /// Key/value steps' own database options (embedded RocksDB): step name
+    /// → DSN options (`wal=off&memtable_factory=vector`) that replace or add
+    /// to the DSN's for that step, for which the database is reopened, as
+    /// each of benchmark.sh's db_bench processes opens it with its own flags
+    /// ([`BENCHMARK_SH_STEP_OPTIONS`], docs/kv.md). Empty: the DSN's for
+    /// every step.
+    #[serde(default)]
+    pub step_options: BTreeMap<String, String>,
 }
+
+/// The db_bench flags benchmark.sh passes per step, where they differ from
+/// ibench's defaults (the WAL on, no sync, a skip-list memtable with
+/// concurrent writes), as RocksDB options: its fillseq loads with the WAL
+/// disabled into a vector memtable without concurrent memtable writes
+/// (`--disable_wal=1 --memtablerep=vector
+/// --allow_concurrent_memtable_write=false`).
+pub const BENCHMARK_SH_STEP_OPTIONS: [(&str, &str); 1] = [(
+    "fillseq",
+    "wal=off&memtable_factory=vector&allow_concurrent_memtable_write=false",
+)];
 
 /// Which of a run's clients this process runs: shard `index` of `count`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -402,6 +422,7 @@ impl Config {
             pacing: Pacing::Precise,
             shard: None,
             start_at: None,
+            step_options: BTreeMap::new(),
         })
     }
 
@@ -428,6 +449,11 @@ impl Config {
                 ]
             }
             "universal-compression" => {
+                // The steps as benchmark.sh runs them (fillseq without the WAL).
+                c.step_options = BENCHMARK_SH_STEP_OPTIONS
+                    .iter()
+                    .map(|(step, options)| (step.to_string(), options.to_string()))
+                    .collect();
                 c.num = 2_000_000;
                 c.value_size = [400, 400];
                 c.overwritesome_writes = Some(200_000);
@@ -559,6 +585,7 @@ impl Config {
                 ));
             }
         }
+        self.check_step_options()?;
         if self.clients == 0 || self.clients > 1024 {
             return Err(Error::config(
                 "clients",
@@ -731,6 +758,37 @@ impl Config {
             return Err(Error::config(
                 "zipf_theta",
                 format!("must be > 0, got {}", self.zipf_theta),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Step options name key/value steps, and only embedded RocksDB takes them.
+    fn check_step_options(&self) -> Result<()> {
+        for (step, options) in &self.step_options {
+            if !matches!(Step::parse(step), Ok(Step::Kv(_))) {
+                return Err(Error::config(
+                    "step_options",
+                    format!("{step:?} is not a key/value step (fillseq, overwrite, ...)"),
+                ));
+            }
+            if options.split('&').all(|o| o.is_empty()) {
+                return Err(Error::config("step_options", format!("{step}: no options given")));
+            }
+        }
+        let rocksdb =
+            self.db.starts_with("rocksdb:") || (self.db.is_empty() && cfg!(feature = "rocksdb") && self.kv_only());
+        if !self.step_options.is_empty() && !rocksdb {
+            return Err(Error::config(
+                "step_options",
+                format!(
+                    "options per step reopen embedded RocksDB (a rocksdb: DSN); {} is opened once per run",
+                    if self.db.is_empty() {
+                        "the default SQLite file"
+                    } else {
+                        self.db.split(':').next().unwrap_or("this database")
+                    }
+                ),
             ));
         }
         Ok(())

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -115,3 +116,29 @@ def test_the_steps_run_on_sqlite_through_a_table(tmp_path: Path) -> None:
     assert 1_700 < distinct < 2_100
     assert 0.5 < steps.loc["readrandom", "found"] / 500 < 0.8
     assert pd.isna(steps.loc["fillrandom", "w_amp"])
+
+
+def test_a_step_runs_with_its_own_options_and_the_tables_rate_its_deletes(tmp_path: Path) -> None:
+    bulk = "wal=off&memtable_factory=vector&allow_concurrent_memtable_write=false"
+    r = ibench.run(
+        db=f"rocksdb:{tmp_path}/db",
+        steps=["fillseq", "deleterandom", "readseq"],
+        step_options={"fillseq": bulk},
+        num=5_000,
+        writes=1_000,
+        out=tmp_path,
+        progress=False,
+    )
+    steps = r.steps.set_index("step")
+    assert steps.loc["fillseq", "wal_bytes"] == 0 and steps.loc["deleterandom", "wal_bytes"] > 0
+    assert steps.loc["deleterandom", "deletes"] == 1_000 and bool(steps.loc["deleterandom", "verified"])
+    assert steps.loc["readseq", "found"] == steps.loc["deleterandom", "live_rows"]
+    step = r.config[r.config["scope"] == "step"].set_index("name")["value"]
+    assert step["fillseq.disableWAL"] == "true"
+    assert json.loads(r.runs["config"].iloc[0])["step_options"] == {"fillseq": bulk}
+    # The delete step's rate is its deletes per second, and its series is the delete operation's.
+    throughput = ibench.tables.throughput(r).frame
+    assert throughput.loc[throughput.index[0], "deleterandom"] == pytest.approx(steps.loc["deleterandom", "dps"])
+    with pytest.raises(ibench.ConfigError, match="step_options"):
+        ibench.run(db=f"sqlite:{tmp_path}/kv.db", steps=["fillseq"], step_options={"fillseq": "wal=off"},
+                   out=tmp_path, progress=False)
