@@ -97,7 +97,9 @@ def per_config(loaded: list["ibench.Results"], step: str) -> tuple["pd.DataFrame
     """Each configuration's mean over its repeats of the engine table's
     columns for ``step``, and their coefficient of variation (NaN with one run)."""
     frame = ibench.tables.engine(loaded, step).frame
-    groups = frame.groupby(level=0, sort=False)
+    # Repeats share a label; the table tells them apart by run id.
+    labels = frame.index.str.replace(r" \(\d{8}T\d{6}Z-[0-9a-f]+\)$", "", regex=True)
+    groups = frame.groupby(labels, sort=False)
     mean = groups.mean()
     return mean, groups.std(ddof=1) / mean
 
@@ -120,7 +122,11 @@ def table(mean: "pd.DataFrame", cv: "pd.DataFrame", repeats: int, size: str) -> 
 def shape(fill: "pd.DataFrame") -> list[str]:
     """Whether fillseq shows the seed's shape, criterion by criterion, from the means."""
     none, lz4, zstd = (fill.loc[f"m1.{c}"] for c in ("none", "lz4", "zstd"))
-    sizes = [fill.loc[n, "sizeGB"] / none["sizeGB"] for n in fill.index if not n.endswith("none") and "nn" not in n]
+    # Compressed throughout (compression_size_percent -1): the 80/90 configurations
+    # leave their newest runs uncompressed, so their size depends on how much
+    # of the data is old when fillseq ends.
+    compressed = [n for n in ("m1.lz4", "m1.zstd", "m1.lz") if n in fill.index]
+    sizes = [fill.loc[n, "sizeGB"] / none["sizeGB"] for n in compressed]
     checks = [
         ("ips ordered m1.none > m1.lz4 > m1.zstd", none["ips"] > lz4["ips"] > zstd["ips"],
          f"{none['ips']:,.0f} / {lz4['ips']:,.0f} / {zstd['ips']:,.0f}"),
@@ -128,7 +134,7 @@ def shape(fill: "pd.DataFrame") -> list[str]:
          f"{none['stall%']:.1f} / {lz4['stall%']:.1f} / {zstd['stall%']:.1f}"),
         ("compaction CPU of m1.zstd >= 2x m1.none's", zstd["c_csecs"] >= 2 * none["c_csecs"],
          f"{zstd['c_csecs'] / none['c_csecs']:.2f}x"),
-        ("sizes of the compressed configurations 0.4-0.6x of m1.none's", all(0.4 <= r <= 0.6 for r in sizes),
+        ("sizes of m1.lz4, m1.zstd and m1.lz 0.4-0.6x of m1.none's", all(0.4 <= r <= 0.6 for r in sizes),
          f"{min(sizes):.2f}-{max(sizes):.2f}x"),
     ]
     return [f"- {'yes' if ok else '**no**'}: {what} ({figures})" for what, ok, figures in checks]
@@ -141,20 +147,31 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=1, help="runs per configuration, interleaved (default 1)")
     parser.add_argument("--dir", type=Path, help="where the databases live (default: the system's temporary "
                         "directory; a tmpfs such as /dev/shm takes the disk out of the comparison)")
+    parser.add_argument("--options", default="", help="more RocksDB options for every configuration (a=1&b=2)")
+    parser.add_argument("--configs", default=",".join(CONFIGS), help="comma-separated (default: the ten); "
+                        "m1.none, m1.lz4 and m1.zstd are needed for the shape")
     parser.add_argument("--out", type=Path, help="write the Markdown here instead of printing it")
     parser.add_argument("--results", type=Path, default=Path("ibench-results/compression-study"))
+    parser.add_argument("--load", action="store_true", help="make the tables from the runs already under --results "
+                        "(made by this script with the same arguments) instead of running")
     args = parser.parse_args()
+    chosen = args.configs.split(",")
+    unknown = [c for c in chosen if c not in CONFIGS]
+    if unknown:
+        parser.error(f"unknown configurations {unknown}: choose from {', '.join(CONFIGS)}")
 
-    paths: list[Path] = []
+    common = COMMON + (f"&{args.options}" if args.options else "")
+    paths: list[Path] = sorted(p.parent for p in args.results.glob("*/runs.parquet")) if args.load else []
     # Interleaved (A B C ... A B C ...): drift in the machine lands on every configuration alike.
-    for repeat in range(args.repeats):
-        for name, options in CONFIGS.items():
+    for repeat in range(0 if args.load else args.repeats):
+        for name in chosen:
+            options = CONFIGS[name]
             with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
                 started = time.time()
                 # The preset runs each step as benchmark.sh does (fillseq with the
                 # WAL off into a vector memtable): its step_options reopen the database.
                 r = ibench.run(
-                    db=f"rocksdb:{tmp}/db?{COMMON}&{options}",
+                    db=f"rocksdb:{tmp}/db?{common}&{options}",
                     preset="universal-compression",
                     num=args.num,
                     duration=args.duration,
@@ -173,6 +190,8 @@ def main() -> None:
     command = "python3 benches/compression_study.py" + (f" --num {args.num}" if args.num != 2_000_000 else "")
     command += (f" --duration {args.duration:g}" if args.duration != 60 else "")
     command += (f" --repeats {args.repeats}" if args.repeats != 1 else "") + (f" --dir {args.dir}" if args.dir else "")
+    command += f" --configs {args.configs}" if chosen != list(CONFIGS) else ""
+    command += f" --options '{args.options}'" if args.options else ""
     lines = [
         "# Compression with universal compaction: a small-scale reproduction",
         "",
@@ -183,7 +202,7 @@ def main() -> None:
         "",
         *shape(fill),
         "",
-        f"Each configuration: `{COMMON}` plus its compression options (the seed's",
+        f"Each configuration: `{common}` plus its compression options (the seed's",
         "ten: `compression_size_percent` -1/80/90, then `compression` and",
         "`bottommost_compression`), then the `universal-compression` preset's steps",
         "as benchmark.sh runs them: fillseq of",
