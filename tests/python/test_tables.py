@@ -247,10 +247,14 @@ def test_buckets_put_each_fixed_latency_in_its_bucket_and_sum_to_100(runs: list[
     assert list(t.frame.index) == ["fast", "slow", "missing"]
     for label in t.frame.index:
         assert t.frame.loc[label].sum() == pytest.approx(100.0)
-    # 20 commits per run: most in the injected latency's bucket (a first commit can pay for a
-    # cold start, a busy host can delay one), none faster than the latency.
-    assert t.frame.loc["fast", "≤256µs"] >= 90.0  # nothing injected
-    assert t.frame.loc["slow", "≤256µs"] >= 90.0  # every commit waits the injected 200 µs, a few µs more
+    # 20 commits per run: most in the injected latency's bucket, none faster than the latency.
+    # The null connector spins out a short latency, and on a busy 2-core host the scheduler
+    # can preempt a spin for a time slice (ms): CI saw 3 of 20 commits of 200 µs land in
+    # later buckets. So the injected latency's bucket must be the mode and hold most commits,
+    # not 90% of them; the exact bucketing is pinned by the histogram test below.
+    for label in ("fast", "slow"):  # nothing injected; 200 µs injected
+        assert t.frame.loc[label].idxmax() == "≤256µs", t.frame.loc[label]
+        assert t.frame.loc[label, "≤256µs"] >= 60.0, t.frame.loc[label]
     assert t.frame.loc["missing", "≤64ms"] >= 90.0  # 20 ms
     assert t.frame.loc["missing", ["≤256µs", "≤1ms", "≤4ms", "≤16ms"]].sum() == 0.0
     assert "l.i0: insert response time" in t.to_html()
