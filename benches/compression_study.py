@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 import ibench
+import ibench.stats
 from ibench import _native
 
 if False:  # typing only
@@ -46,7 +47,44 @@ CONFIGS = {
     "90.nnz": "compression_size_percent=90&compression=none&bottommost_compression=zstd",
     "90.nlz": "compression_size_percent=90&compression=lz4&bottommost_compression=zstd",
 }
-COMMON = "compaction_style=universal&subcompactions=2"
+# benchmark.sh's options for universal compaction (RocksDB's tools/benchmark.sh:
+# const_params_base, univ_const_params, l0_config and params_w, at their
+# defaults), as ibench DSN options. The db_bench flag each one stands for:
+BENCHMARK_SH_UNIVERSAL: list[tuple[str, str]] = [
+    ("compaction_style=universal", "--compaction_style=1"),
+    ("num_levels=40", "--num_levels=40"),
+    ("max_write_buffer_number=8", "--max_write_buffer_number=8"),
+    ("level0_file_num_compaction_trigger=8", "--level0_file_num_compaction_trigger=8"),
+    ("level0_slowdown_writes_trigger=20", "--level0_slowdown_writes_trigger=20"),
+    ("level0_stop_writes_trigger=30", "--level0_stop_writes_trigger=30"),
+    ("compaction_options_universal={min_merge_width=2;max_merge_width=20;size_ratio=1;"
+     "max_size_amplification_percent=200;allow_trivial_move=false}",
+     "--universal_min_merge_width=2 --universal_max_merge_width=20 --universal_size_ratio=1 "
+     "--universal_max_size_amplification_percent=200 --universal_allow_trivial_move=0"),
+    ("bytes_per_sync=1048576", "--bytes_per_sync=$((1 * M))"),
+    ("max_open_files=-1", "--open_files=-1"),
+    ("delete_obsolete_files_period_micros=60000000", "--delete_obsolete_files_period_micros=$((60 * M))"),
+    ("table.block_size=8192", "--block_size=8192"),
+    ("table.filter_policy=bloomfilter:10:false", "--bloom_bits=10"),
+    ("table.pin_l0_filter_and_index_blocks_in_cache=true", "--pin_l0_filter_and_index_blocks_in_cache=1"),
+    # benchmark.sh's 16 GB is more than this machine's memory allows beside a
+    # tmpfs of databases; fillseq and overwrite do not read through the cache.
+    ("block_cache=1G", "--cache_size=$((16 * G)), here 1 GB"),
+]
+# The seed's own change to benchmark.sh's defaults: two threads per compaction job.
+SEED_CHANGES = [("subcompactions=2", "--subcompactions=2")]
+SEED_KEYS = 100_000_000  # the seed's fillseq
+
+
+def scaled(num: int) -> list[tuple[str, str]]:
+    """benchmark.sh's 128 MB write buffer and SST target, scaled by num / the
+    seed's 100M keys: the LSM then sees as many flushes, sorted runs and
+    compactions per key as at the seed's scale (at 4M keys, 128 MB
+    memtables, 8 of them, would hold most of the load and fillseq would
+    compact nothing)."""
+    size = max(1 << 20, (128 << 20) * num // SEED_KEYS)
+    return [(f"write_buffer_size={size}", f"--write_buffer_size=$((128 * M)) x {num:,} / {SEED_KEYS:,}"),
+            (f"target_file_size_base={size}", f"--target_file_size_base=$((128 * M)) x {num:,} / {SEED_KEYS:,}")]
 
 # benchmark.sh's fillseq options, as the universal-compression preset's step_options set them (docs/kv.md).
 FILLSEQ = json.loads(_native.resolve_config(json.dumps([{"preset": "universal-compression"}])))["step_options"]["fillseq"]
@@ -93,13 +131,17 @@ def side_by_side(ours: "pd.DataFrame", step: str) -> str:
     return "\n".join(rows)
 
 
-def per_config(loaded: list["ibench.Results"], step: str) -> tuple["pd.DataFrame", "pd.DataFrame"]:
-    """Each configuration's mean over its repeats of the engine table's
-    columns for ``step``, and their coefficient of variation (NaN with one run)."""
+def per_run(loaded: list["ibench.Results"], step: str) -> "pd.DataFrame":
+    """The engine table's columns for ``step``, one row per run, indexed by configuration."""
     frame = ibench.tables.engine(loaded, step).frame
     # Repeats share a label; the table tells them apart by run id.
-    labels = frame.index.str.replace(r" \(\d{8}T\d{6}Z-[0-9a-f]+\)$", "", regex=True)
-    groups = frame.groupby(labels, sort=False)
+    frame.index = frame.index.str.replace(r" \(\d{8}T\d{6}Z-[0-9a-f]+\)$", "", regex=True)
+    return frame
+
+
+def per_config(runs: "pd.DataFrame") -> tuple["pd.DataFrame", "pd.DataFrame"]:
+    """Each configuration's mean over its repeats, and their coefficient of variation (NaN with one run)."""
+    groups = runs.groupby(runs.index, sort=False)
     mean = groups.mean()
     return mean, groups.std(ddof=1) / mean
 
@@ -119,8 +161,19 @@ def table(mean: "pd.DataFrame", cv: "pd.DataFrame", repeats: int, size: str) -> 
     return "\n".join(rows)
 
 
-def shape(fill: "pd.DataFrame") -> list[str]:
-    """Whether fillseq shows the seed's shape, criterion by criterion, from the means."""
+def ratio(runs: "pd.DataFrame", base: str, other: str, column: str) -> str:
+    """``other``'s mean over ``base``'s, with its 95% interval when both have repeats."""
+    a, b = runs.loc[[base], column], runs.loc[[other], column]
+    if len(a) < 2 or len(b) < 2:
+        return f"{b.mean() / a.mean():.2f}x"
+    r = ibench.stats.ratio_of_means(a, b)
+    return f"{r.estimate:.2f}x, 95% interval {r.low:.2f}-{r.high:.2f}x"
+
+
+def shape(runs: "pd.DataFrame") -> list[str]:
+    """Whether fillseq shows the seed's shape, criterion by criterion, from the
+    means of the repeats; each ratio with its interval over the repeats."""
+    fill, _ = per_config(runs)
     none, lz4, zstd = (fill.loc[f"m1.{c}"] for c in ("none", "lz4", "zstd"))
     # Compressed throughout (compression_size_percent -1): the 80/90 configurations
     # leave their newest runs uncompressed, so their size depends on how much
@@ -129,11 +182,12 @@ def shape(fill: "pd.DataFrame") -> list[str]:
     sizes = [fill.loc[n, "sizeGB"] / none["sizeGB"] for n in compressed]
     checks = [
         ("ips ordered m1.none > m1.lz4 > m1.zstd", none["ips"] > lz4["ips"] > zstd["ips"],
-         f"{none['ips']:,.0f} / {lz4['ips']:,.0f} / {zstd['ips']:,.0f}"),
+         f"{none['ips']:,.0f} / {lz4['ips']:,.0f} / {zstd['ips']:,.0f}; m1.lz4/m1.none "
+         f"{ratio(runs, 'm1.none', 'm1.lz4', 'ips')}, m1.zstd/m1.lz4 {ratio(runs, 'm1.lz4', 'm1.zstd', 'ips')}"),
         ("stall% ordered the other way", none["stall%"] < lz4["stall%"] < zstd["stall%"],
          f"{none['stall%']:.1f} / {lz4['stall%']:.1f} / {zstd['stall%']:.1f}"),
-        ("compaction CPU of m1.zstd >= 2x m1.none's", zstd["c_csecs"] >= 2 * none["c_csecs"],
-         f"{zstd['c_csecs'] / none['c_csecs']:.2f}x"),
+        ("compaction CPU of m1.zstd >= 2x m1.none's", bool(zstd["c_csecs"] >= 2 * none["c_csecs"] > 0),
+         ratio(runs, "m1.none", "m1.zstd", "c_csecs")),
         ("sizes of m1.lz4, m1.zstd and m1.lz 0.4-0.6x of m1.none's", all(0.4 <= r <= 0.6 for r in sizes),
          f"{min(sizes):.2f}-{max(sizes):.2f}x"),
     ]
@@ -160,7 +214,8 @@ def main() -> None:
     if unknown:
         parser.error(f"unknown configurations {unknown}: choose from {', '.join(CONFIGS)}")
 
-    common = COMMON + (f"&{args.options}" if args.options else "")
+    engine = BENCHMARK_SH_UNIVERSAL + scaled(args.num) + SEED_CHANGES
+    common = "&".join(option for option, _ in engine) + (f"&{args.options}" if args.options else "")
     paths: list[Path] = sorted(p.parent for p in args.results.glob("*/runs.parquet")) if args.load else []
     # Interleaved (A B C ... A B C ...): drift in the machine lands on every configuration alike.
     for repeat in range(0 if args.load else args.repeats):
@@ -182,8 +237,9 @@ def main() -> None:
                 paths.append(r.path)
                 print(f"{name} #{repeat + 1}: {time.time() - started:.0f} s", flush=True)
     loaded = [ibench.load(p) for p in paths]
-    fill, fill_cv = per_config(loaded, "fillseq")
-    last, last_cv = per_config(loaded, "overwriteandwait")
+    fill_runs = per_run(loaded, "fillseq")
+    fill, fill_cv = per_config(fill_runs)
+    last, last_cv = per_config(per_run(loaded, "overwriteandwait"))
     where = "a tmpfs (" + str(args.dir) + ")" if args.dir and str(args.dir).startswith("/dev/shm") else (
         str(args.dir) if args.dir else "the system's temporary directory")
 
@@ -200,9 +256,11 @@ def main() -> None:
         "",
         "Does fillseq show the seed's shape (computed from the means below)?",
         "",
-        *shape(fill),
+        *shape(fill_runs),
         "",
-        f"Each configuration: `{common}` plus its compression options (the seed's",
+        "Each configuration: benchmark.sh's options for universal compaction (the",
+        "table below; the write buffer and SST target scaled to this run's keys), the seed's `subcompactions=2`"
+        + (f", this run's `{args.options}`" if args.options else "") + ", plus its compression options (the seed's",
         "ten: `compression_size_percent` -1/80/90, then `compression` and",
         "`bottommost_compression`), then the `universal-compression` preset's steps",
         "as benchmark.sh runs them: fillseq of",
@@ -221,6 +279,10 @@ def main() -> None:
         "for overwriteandwait, where universal compaction's total size varies too much),",
         "sorted_runs (L0 files plus non-empty levels). Each figure is the mean over the",
         "repeats; CV is their coefficient of variation (run-to-run spread).",
+        "",
+        "| ibench DSN option | benchmark.sh's db_bench flag |",
+        "|---|---|",
+        *[f"| `{option}` | `{flag}` |" for option, flag in engine],
         "",
         "## fillseq",
         "",

@@ -14,17 +14,22 @@ options, as db_bench does), alternating which goes first:
   deleterandom: WAL on, no sync, on the filled database (`--use_existing_db=1`);
 - readrandom, readseq, readreverse, multireadrandom (`--batch_size=10`),
   fwdrange and revrange (db_bench `seekrandom --seek_nexts=10`, revrange with
-  `--reverse_iterator=true`): `num` reads of the filled keys.
+  `--reverse_iterator=true`): `num` reads of the filled keys. Before the
+  first read after writes, each tool flushes and waits for compaction
+  (db_bench `flush,waitforcompaction`), so both read the same LSM shape.
 
-Both use 16-byte keys, `--value_size` values compressible to 0.5, one
+Both use 16-byte keys, `--value_size` values compressible to 0.5 (random
+printable characters repeated: ibench's `value_alphabet="printable"`), one
 thread, batch size 1, and the same engine options (`--compression`,
 `--write_buffer_size`, `--max_background_jobs`, the block cache
 `--cache-size`, universal compaction with `--universal`). It prints per step the rate (ops/s), stall %, write
 amplification and compaction CPU seconds of each, the ratio ibench/db_bench
 of each, and which RocksDB version each links (db_bench reports its own;
 ibench the version in its OPTIONS file). Needs the package installed from this
-checkout (`pip install .`); db_bench from a RocksDB build or Debian's
-rocksdb-tools.
+checkout (`pip install .`) and a db_bench: `bash benches/build_db_bench.sh`
+builds one from the very RocksDB ibench embeds (same version, sources and
+object code), so the two clients differ in nothing else; Debian's
+rocksdb-tools or a RocksDB build of your own also work.
 """
 
 from __future__ import annotations
@@ -58,7 +63,7 @@ def db_bench_flags(args: argparse.Namespace) -> list[str]:
         "--batch_size=1",
         "--statistics=1",
         "--stats_per_interval=0",
-        "--histogram=0",
+        "--histogram=1",  # per-operation latency, as benchmark.sh measures it (ibench always does)
     ]
     if args.universal:
         flags.append("--compaction_style=1")
@@ -130,6 +135,19 @@ def run_db_bench(binary: str, db: Path, step: str, args: argparse.Namespace) -> 
     }
 
 
+def settle(tool: str, db: Path, args: argparse.Namespace) -> None:
+    """Flush, then wait for compaction: a read step after writes then starts
+    from the same LSM shape whichever tool wrote (each tool's last writes leave
+    a different number of L0 files, which a point read without a Bloom filter
+    probes one by one)."""
+    if tool == "db_bench":
+        cmd = [args.db_bench, "--benchmarks=flush,waitforcompaction", f"--db={db}", *db_bench_flags(args), *EXISTING]
+        subprocess.run(cmd, check=True, capture_output=True, text=True)
+    else:
+        ibench.run(db=f"rocksdb:{db}?{ibench_options(args)}", steps=["flush", "waitforcompaction"], num=args.num,
+                   value_size=args.value_size, key_size=16, ratio=0.5, out=args.results, progress=False)
+
+
 def run_ibench(db: Path, step: str, args: argparse.Namespace, out: Path) -> dict[str, Any]:
     params = {"batch_size": 1, **STEP_PARAMS.get(step, {})}
     extra = STEP_OPTIONS.get(step)
@@ -142,6 +160,7 @@ def run_ibench(db: Path, step: str, args: argparse.Namespace, out: Path) -> dict
         value_size=args.value_size,
         key_size=16,
         ratio=0.5,
+        value_alphabet="printable",  # db_bench's values: 95 printable characters
         threads=1,
         verify="off",
         out=out,
@@ -181,23 +200,35 @@ def main() -> None:
     parser.add_argument("--cache-size", type=int, default=64 << 20, help="block cache bytes (db_bench --cache_size)")
     parser.add_argument("--universal", action="store_true", help="universal compaction (default leveled)")
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--steps", default=",".join(STEPS), help="comma-separated, in this order; fillseq first "
+                        "(the others run on the database it fills)")
+    parser.add_argument("--dir", type=Path, help="where the databases live (default: the system's temporary "
+                        "directory; a tmpfs such as /dev/shm takes the disk out of the comparison)")
     parser.add_argument("--results", type=Path, default=Path("ibench-results/db-bench-side-by-side"))
     args = parser.parse_args()
+    steps = args.steps.split(",")
+    unknown = [s for s in steps if s not in STEPS]
+    if unknown or steps[0] != "fillseq":
+        parser.error(f"--steps: {unknown or steps[0]} is not one of {', '.join(STEPS)} (fillseq first)")
 
-    got: dict[str, dict[str, list[dict[str, Any]]]] = {tool: {s: [] for s in STEPS} for tool in ("db_bench", "ibench")}
+    got: dict[str, dict[str, list[dict[str, Any]]]] = {tool: {s: [] for s in steps} for tool in ("db_bench", "ibench")}
     for round_ in range(args.rounds):
         order = ("db_bench", "ibench") if round_ % 2 == 0 else ("ibench", "db_bench")
         for tool in order:
-            with tempfile.TemporaryDirectory() as tmp:
+            with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
                 db = Path(tmp) / "db"
-                for step in STEPS:
+                previous = None
+                for step in steps:
+                    if step in ibench.tables.KV_READ_STEPS and previous not in (None, *ibench.tables.KV_READ_STEPS):
+                        settle(tool, db, args)
+                    previous = step
                     if tool == "db_bench":
                         got[tool][step].append(run_db_bench(args.db_bench, db, step, args))
                     else:
                         got[tool][step].append(run_ibench(db, step, args, args.results))
                     print(f"round {round_ + 1} {tool} {step}: {got[tool][step][-1]}", flush=True)
 
-    versions = {tool: got[tool][STEPS[0]][0]["version"] for tool in got}
+    versions = {tool: got[tool][steps[0]][0]["version"] for tool in got}
     print()
     print(f"db_bench links RocksDB {versions['db_bench']}; ibench links RocksDB {versions['ibench']}.")
     print(f"{args.num:,} keys of 16 bytes, {args.value_size}-byte values (ratio 0.5), compression {args.compression}, "
@@ -206,7 +237,7 @@ def main() -> None:
     header = ["step"] + [f"{tool} {f}" for f in FIELDS for tool in ("db_bench", "ibench")] + [f"ratio {f}" for f in FIELDS]
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
-    for step in STEPS:
+    for step in steps:
         cells = [step]
         ratios = []
         for f in FIELDS:

@@ -108,7 +108,7 @@ fn check_contents(c: &Config, dsn: &str, outcome: &RunOutcome) {
     for ((key, val), (&k, &version)) in got.pairs().zip(&want) {
         assert_eq!(key.len(), c.key_size as usize);
         assert_eq!(decode_key(key), k, "{dsn}: keys in order");
-        KvValues::new(c.seed, version, length, c.ratio)
+        KvValues::new(c.seed, version, length, c.ratio, c.value_alphabet)
             .unwrap()
             .value_into(k, &mut value);
         assert_eq!(val, &value[..], "{dsn}: key {k} holds step {version}'s value");

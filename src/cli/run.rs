@@ -180,6 +180,9 @@ pub(super) struct RunArgs {
     /// Key/value reads and overwrites: uniform, zipfian or latest (default uniform).
     #[arg(long)]
     distribution: Option<String>,
+    /// Key/value values' random bytes: binary, text or printable (db_bench's; default binary).
+    #[arg(long)]
+    value_alphabet: Option<String>,
     /// The exponent of the zipfian and latest distributions (default 0.99).
     #[arg(long)]
     zipf_theta: Option<f64>,
@@ -276,6 +279,7 @@ impl RunArgs {
         put("seek_nexts", self.seek_nexts.map(Value::from));
         put("writer_rate", self.writer_rate.map(Value::from));
         put("distribution", self.distribution.clone().map(Value::from));
+        put("value_alphabet", self.value_alphabet.clone().map(Value::from));
         put("zipf_theta", self.zipf_theta.map(Value::from));
         put("pacing", self.pacing.clone().map(Value::from));
         put("ratio", self.ratio.map(Value::from));

@@ -11,8 +11,8 @@ use crate::error::Result;
 /// only on `(seed, version, k)`.
 ///
 /// ```
-/// use ibench::gen::{KvValues, Length};
-/// let v = KvValues::new(7, 1, Length::Fixed(100), 0.5)?;
+/// use ibench::gen::{Alphabet, KvValues, Length};
+/// let v = KvValues::new(7, 1, Length::Fixed(100), 0.5, Alphabet::Binary)?;
 /// let (mut a, mut b) = (Vec::new(), Vec::new());
 /// v.value_into(42, &mut a);
 /// v.value_into(42, &mut b);
@@ -30,12 +30,13 @@ pub struct KvValues {
 
 impl KvValues {
     /// Values of `version` (the step that writes them) under `seed`: lengths
-    /// from `length`, content compressible to `ratio`.
-    pub fn new(seed: u64, version: u64, length: Length, ratio: f64) -> Result<Self> {
+    /// from `length`, content compressible to `ratio`, its random part drawn
+    /// from `alphabet`.
+    pub fn new(seed: u64, version: u64, length: Length, ratio: f64, alphabet: Alphabet) -> Result<Self> {
         length.check("value_size")?;
         Ok(KvValues {
             length,
-            content: Compressible::new(ratio, Alphabet::Binary, "ratio")?,
+            content: Compressible::new(ratio, alphabet, "ratio")?,
             stream: Stream::new(seed, version, Purpose::KvValue),
         })
     }
@@ -164,7 +165,7 @@ mod tests {
 
     #[test]
     fn values_depend_on_seed_version_and_key_only() {
-        let a = KvValues::new(1, 2, Length::Uniform { min: 10, max: 400 }, 0.5).unwrap();
+        let a = KvValues::new(1, 2, Length::Uniform { min: 10, max: 400 }, 0.5, Alphabet::Binary).unwrap();
         let mut batch = KvBatch::new(16);
         for k in [5u64, 3, 5, 1_000_000] {
             batch.push_generated(k, &a);
@@ -174,7 +175,7 @@ mod tests {
         assert_eq!(batch.value(0), &v[..]);
         assert_eq!(batch.value(2), &v[..]);
         assert_eq!(decode_key(batch.key(3)), 1_000_000);
-        let other = KvValues::new(1, 3, Length::Uniform { min: 10, max: 400 }, 0.5).unwrap();
+        let other = KvValues::new(1, 3, Length::Uniform { min: 10, max: 400 }, 0.5, Alphabet::Binary).unwrap();
         let mut w = Vec::new();
         other.value_into(5, &mut w);
         assert_ne!(v, w);

@@ -116,6 +116,10 @@ pub struct Config {
     /// fixed size; a single number is accepted for a fixed size).
     #[serde(deserialize_with = "length_pair")]
     pub value_size: [u32; 2],
+    /// Key/value steps: the bytes of a value's random part: `binary` (all
+    /// 256) or `printable` (the 95 printable ASCII characters, as db_bench's
+    /// values, which zstd's entropy coder compresses below `ratio`).
+    pub value_alphabet: crate::gen::Alphabet,
     /// Key/value steps: pairs per write batch (one commit).
     pub batch_size: u32,
     /// Key/value steps: threads, each with its own key stream (disjoint ranges for fills).
@@ -409,6 +413,7 @@ impl Config {
             num: 1_000_000,
             key_size: 16,
             value_size: [100, 100],
+            value_alphabet: crate::gen::Alphabet::Binary,
             batch_size: 1,
             threads: 1,
             writes: None,
@@ -456,6 +461,8 @@ impl Config {
                     .collect();
                 c.num = 2_000_000;
                 c.value_size = [400, 400];
+                // db_bench's values: the seed's compressed sizes and zstd's cost.
+                c.value_alphabet = crate::gen::Alphabet::Printable;
                 c.overwritesome_writes = Some(200_000);
                 c.duration = Some(60.0);
                 &["fillseq", "overwritesome", "waitforcompaction", "overwriteandwait"]

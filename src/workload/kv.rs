@@ -73,7 +73,7 @@ impl Config {
 
     /// The values step number `ordinal` writes.
     pub fn kv_values(&self, ordinal: u64) -> Result<KvValues> {
-        KvValues::new(self.seed, ordinal, self.kv_length(), self.ratio)
+        KvValues::new(self.seed, ordinal, self.kv_length(), self.ratio, self.value_alphabet)
     }
 
     /// Thread `thread`'s keys of `[0, num)` drawn from `kind`.

@@ -526,15 +526,29 @@ fn put_merge(_key: &[u8], existing: Option<&[u8]>, operands: &rocksdb::MergeOper
 }
 
 impl RocksdbSession {
-    /// Writes `batch` built by `add` for each pair, with the session's write options.
+    /// Writes `batch` with the session's write options: one pair by `one`
+    /// (DB::Put, Merge or Delete, which build their batch on the stack, as
+    /// db_bench reuses one: a WriteBatch object per write would cost an
+    /// allocation and a free), several as a WriteBatch built by `add`.
     fn write_each(
         &self,
         table: &str,
         batch: &KvBatch,
         what: &str,
+        one: impl FnOnce(
+            &Db,
+            &Arc<BoundColumnFamily<'_>>,
+            &[u8],
+            &[u8],
+            &WriteOptions,
+        ) -> std::result::Result<(), rocksdb::Error>,
         add: impl Fn(&mut WriteBatch, &Arc<BoundColumnFamily<'_>>, &[u8], &[u8]),
     ) -> Result<()> {
         let cf = self.cf(table)?;
+        if batch.len() == 1 {
+            return one(&self.db, &cf, batch.key(0), batch.value(0), &self.write)
+                .map_err(|e| db_err(&self.target, what, e));
+        }
         let mut wb = WriteBatch::default();
         for (k, v) in batch.pairs() {
             add(&mut wb, &cf, k, v);
@@ -590,13 +604,31 @@ impl KvSession for RocksdbSession {
             .map_err(|e| db_err(&self.target, &format!("create column family {table}"), e))
     }
     fn put(&mut self, table: &str, batch: &KvBatch) -> Result<()> {
-        self.write_each(table, batch, "write", |wb, cf, k, v| wb.put_cf(cf, k, v))
+        self.write_each(
+            table,
+            batch,
+            "write",
+            |db, cf, k, v, w| db.put_cf_opt(cf, k, v, w),
+            |wb, cf, k, v| wb.put_cf(cf, k, v),
+        )
     }
     fn merge(&mut self, table: &str, batch: &KvBatch) -> Result<()> {
-        self.write_each(table, batch, "merge", |wb, cf, k, v| wb.merge_cf(cf, k, v))
+        self.write_each(
+            table,
+            batch,
+            "merge",
+            |db, cf, k, v, w| db.merge_cf_opt(cf, k, v, w),
+            |wb, cf, k, v| wb.merge_cf(cf, k, v),
+        )
     }
     fn delete_keys(&mut self, table: &str, keys: &KvBatch) -> Result<()> {
-        self.write_each(table, keys, "delete", |wb, cf, k, _| wb.delete_cf(cf, k))
+        self.write_each(
+            table,
+            keys,
+            "delete",
+            |db, cf, k, _, w| db.delete_cf_opt(cf, k, w),
+            |wb, cf, k, _| wb.delete_cf(cf, k),
+        )
     }
     fn multi_get(&mut self, table: &str, keys: &KvBatch, out: &mut KvBatch) -> Result<usize> {
         let cf = self.cf(table)?;
