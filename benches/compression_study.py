@@ -134,8 +134,10 @@ def side_by_side(ours: "pd.DataFrame", step: str) -> str:
 def per_run(loaded: list["ibench.Results"], step: str) -> "pd.DataFrame":
     """The engine table's columns for ``step``, one row per run, indexed by configuration."""
     frame = ibench.tables.engine(loaded, step).frame
-    # Repeats share a label; the table tells them apart by run id.
-    frame.index = frame.index.str.replace(r" \(\d{8}T\d{6}Z-[0-9a-f]+\)$", "", regex=True)
+    # Repeats share a label, which the tables tell apart by name: back to the label.
+    names = ibench.tables.labels(loaded)
+    label = {names[r.runs["run_id"].iloc[0]]: r.runs["label"].iloc[0] for r in loaded}
+    frame.index = frame.index.map(label)
     return frame
 
 
