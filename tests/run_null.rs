@@ -45,10 +45,13 @@ fn a_fixed_injected_latency_is_what_the_histograms_report() {
             PERCENTILES[index].1
         );
     }
-    // On this 2-core VM about 1% of operations are preempted for tens of µs
-    // (timer interrupts, other services): real, and measured as such.
+    // On this 2-core VM about 1% of operations are preempted (timer
+    // interrupts, other services, and under CI load the other tests' builds):
+    // real, and measured as such, so p99 is the host's tail, not the
+    // histogram's. It is never below the injected latency, and a preemption
+    // is tens to hundreds of µs (418 µs seen in one CI run), not a whole ms.
     let p99 = latency(s, Op::Insert, true, P99);
-    assert!((300.0..=400.0).contains(&p99), "p99: {p99} µs");
+    assert!((300.0..=1300.0).contains(&p99), "p99: {p99} µs");
 }
 
 #[test]
@@ -427,15 +430,21 @@ fn paced_operations_start_within_microseconds_of_their_intended_start_and_the_la
             if paced >= 1000 {
                 assert!(lag_p99 < 5000.0, "{step} {op:?}: p99 lag {lag_p99} µs");
             }
-            // Response − service is the lag: with a fixed service time the
-            // medians of a long stream differ by it.
+            // Response − service is the lag, operation by operation. The
+            // medians of the two sums differ by the median lag only while the
+            // service time is exactly fixed; a preempted injected wait moves
+            // service and response together, so under load the medians' gap
+            // lies anywhere between no lag and the lag's tail (10 µs against
+            // a median lag of 1.3 µs seen under CI load). What must hold:
+            // response is never below service, and exceeds it by no more
+            // than the lag's p99 at the median.
             if rpc > 1 {
                 continue;
             }
             let gap = latency(s, op, false, P50) - latency(s, op, true, P50);
             assert!(
-                (gap - lag_p50).abs() < 5.0,
-                "{step} {op:?}: response − service {gap} vs lag {lag_p50}"
+                (-1.0..=lag_p99 + 5.0).contains(&gap),
+                "{step} {op:?}: response − service {gap} vs lag p50 {lag_p50}, p99 {lag_p99}"
             );
         }
         assert!(s.lag(Op::Query, 0).is_none(), "queries are not paced");
