@@ -5,7 +5,9 @@ same shape (docs/campaigns.md), run by the same code as ``ibench campaign``.
 from __future__ import annotations
 
 import json
+import os
 import re
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any, Mapping, Union
@@ -32,13 +34,19 @@ def campaign(spec: Union[str, Path, Mapping[str, Any]], *, report: bool = True, 
             out = _out_of(path)
         else:
             data = dict(spec)
-            for server in data.get("server", []):
-                if "config" in server and not Path(server["config"]).is_absolute():
-                    server["config"] = str(Path(server["config"]).resolve())
+            data["server"] = [dict(server) for server in data.get("server", [])]
+            for server in data["server"]:
+                for key in ("config", "bin"):
+                    if key in server and not Path(server[key]).is_absolute():
+                        server[key] = str(Path(server[key]).resolve())
             path = Path(tmp) / "campaign.json"
             path.write_text(json.dumps(data))
             out = Path(str(data.get("out", "campaign-results")))
         argv = ["ibench", "campaign", str(path), "--quiet"] + ([] if report else ["--no-report"])
+        # The report is drawn by `python -m ibench.report`: this interpreter,
+        # whose environment has ibench and its dependencies, not the first
+        # python3 on the PATH.
+        os.environ.setdefault("IBENCH_PYTHON", sys.executable)
         code = _native.cli_main(argv)
     if code == 2:
         raise _native.ConfigError(f"invalid campaign: {spec!r} (see the message above)")

@@ -110,3 +110,34 @@ def test_ibench_export_writes_the_campaigns_runs_for_bencher(campaign: tuple[ibe
     bmf = json.loads(done.stdout)
     assert {"pg-sync/l.i2", "maria-2/l.i2"} <= set(bmf), sorted(bmf)
     assert bmf["pg-async/l.i2"]["throughput"]["value"] > 0
+
+
+def test_a_base_server_that_refuses_its_my_cnf_costs_only_its_own_runs(tmp_path: Path) -> None:
+    """The base (here the first server) cannot start: its my.cnf has a line
+    MariaDB refuses. The campaign records why with its log's tail, runs the
+    other server, exits 1, and still writes the report, compared with the
+    first server that ran; no server is left behind."""
+    (tmp_path / "bad.cnf").write_text("no_such_option = 1\n")
+    out = tmp_path / "out"
+    (tmp_path / "campaign.toml").write_text(
+        f'out = "{out}"\n[run]\nsteps = ["l.i0"]\nrows_l_i0 = 2000\n'
+        '[[server]]\nlabel = "maria-bad"\nkind = "mariadb"\nconfig = "bad.cnf"\n'
+        '[[server]]\nlabel = "pg"\nkind = "postgres"\n'
+    )
+    before = set(server_processes(out))
+    done = subprocess.run(
+        ["ibench", "campaign", str(tmp_path / "campaign.toml"), "--quiet"], capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    runs = json.loads((out / "campaign.json").read_text())["runs"]
+    assert [(r["label"], r["status"]) for r in runs] == [("maria-bad", "server error"), ("pg", "ok")], runs
+    assert "no_such_option" in runs[0]["error"], "the log's tail says why"
+    assert "the report compares with \"pg\"" in done.stderr, done.stderr
+    assert (out / "report.html").stat().st_size > 10_000
+    assert set(server_processes(out)) <= before, "a server ibench started still runs"
+
+
+def test_an_invalid_campaign_is_a_config_error_naming_it(tmp_path: Path) -> None:
+    with pytest.raises(ibench.ConfigError):
+        ibench.campaign({"out": str(tmp_path / "out"), "run": {"steps": ["l.i0"]}, "server": [{"label": "x"}]})
+    assert not (tmp_path / "out").exists()
