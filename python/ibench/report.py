@@ -50,15 +50,16 @@ def _ops(runs: Sequence[Results], step: str) -> list[str]:
     return [op for op in ("insert", "query") if op in present]
 
 
-def _bucket_op(runs: Sequence[Results], step: str) -> Optional[str]:
-    """The operation whose response-time buckets the step shows: queries
-    where the step ran them (q steps, key/value reads), else inserts (load
-    steps), else none (l.x, wait)."""
+def _bucket_ops(runs: Sequence[Results], step: str) -> list[str]:
+    """The operations whose response-time buckets the step shows: each of
+    insert, delete and query that any run measured in it (a q step's
+    queries and its background inserts and deletes; a load step's inserts
+    and deletes; none for l.x and wait)."""
     present = set()
     for r in runs:
         h = r.histograms
         present |= set(h.loc[(h["step"] == step) & (h["time"] == "response"), "op"])
-    return next((op for op in ("query", "insert") if op in present), None)
+    return [op for op in ("query", "insert", "delete") if op in present]
 
 
 def _step_section(runs: Sequence[Results], step: str) -> str:
@@ -71,9 +72,8 @@ def _step_section(runs: Sequence[Results], step: str) -> str:
     gauges = plots.gauges_over_time(runs, step)
     if gauges is not None:
         parts.append(_png(gauges))
-    bucket_op = _bucket_op(runs, step)
-    if bucket_op is not None:
-        parts.append(f"<section>{tables.buckets(runs, step, bucket_op).to_html()}</section>")
+    for op in _bucket_ops(runs, step):
+        parts.append(f"<section>{tables.buckets(runs, step, op).to_html()}</section>")
     if step.startswith("q") and "query" in _ops(runs, step):
         parts.append(_png(plots.latency_distribution(list(runs), step, "query")))
     return "".join(parts) if len(parts) > 1 else ""  # wait, with nothing to chart: no section

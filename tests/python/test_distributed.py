@@ -82,20 +82,23 @@ def checksums(dsn: str) -> dict[str, str]:
     return out
 
 
-def middle_row(dsn: str, table: str) -> list[int]:
-    """The key in the middle of the table's window, and three columns of its row."""
+def middle_row(dsn: str, table: str) -> tuple[int, list[Any]]:
+    """The key in the middle of the table's window, and the row's generated
+    columns (all but dateandtime, which the server stores at its own
+    resolution): cashregisterid, customerid, productid, price, data."""
     sql = (
-        f"SELECT transactionid, cashregisterid, customerid, productid FROM {table} "
+        f"SELECT transactionid, cashregisterid, customerid, productid, price, data FROM {table} "
         f"WHERE transactionid = (SELECT (min(transactionid) + max(transactionid)) DIV 2 FROM {table})"
     )
     if dsn.startswith("postgres"):
         sql = sql.replace(" DIV ", " / ")
-    if dsn.startswith("postgres"):
-        cmd = ["psql", "-h", "127.0.0.1", "-U", "postgres", "-d", "test", "-AtF", ",", "-c", sql]
+        cmd = ["psql", "-h", "127.0.0.1", "-U", "postgres", "-d", "test", "-At", "-F", "\t", "-c", sql]
     else:
         cmd = ["mariadb", "-h", "127.0.0.1", "-uroot", "test", "-N", "-B", "-e", sql]
-    text = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.strip()
-    return [int(v) for v in text.replace("\t", ",").split(",")]
+    key, register, customer, product, price, data = (
+        subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.rstrip("\n").split("\t")
+    )
+    return int(key), [int(register), int(customer), int(product), float(price), data]
 
 
 def wait_for_merged_step(out: Path, step: str, timeout: float = 120.0) -> None:
@@ -144,9 +147,10 @@ def test_two_shards_insert_what_one_process_inserts_and_merge_exactly(client: Cl
     assert (steps["inserts"] == one.steps.set_index("step")["inserts"]).all()
 
     # A sampled row regenerates identically from (seed, table, key).
-    key, *stored = middle_row(dsn, "pi3")
+    key, stored = middle_row(dsn, "pi3")
     expected_row = gen.rows(1, table=2, start=key, seed=7).to_pylist()[0]
-    assert stored == [expected_row[c] for c in ("cashregisterid", "customerid", "productid")]
+    columns = ("cashregisterid", "customerid", "productid", "price", "data")
+    assert stored == pytest.approx([expected_row[c] for c in columns], abs=0.005), (stored, expected_row)
 
     # Histograms: the merged counts are the sums of the shards'.
     merged = pq.read_table(run / "histograms.parquet").to_pandas()
@@ -177,13 +181,17 @@ def test_two_shards_insert_what_one_process_inserts_and_merge_exactly(client: Cl
         assert sorted(per_client["client"].unique().tolist()) == [0, 1, 2, 3]
         assert int(rows["count"].sum()) == int(per_client["count"].sum())
 
-    # The q steps' SLA is judged on the rates summed across shards. The verdict,
-    # not a met SLA: 4 paced writers, 2 Dask workers and the server on 2 busy
-    # cores fell to 94% of 2,000 inserts/s in qp500 in one CI run.
+    # The q steps' SLA is judged on the rates summed across shards, and the
+    # 400 inserts/s of qr100 and qp100 are met. qr500 and qp500 get their
+    # verdict: 4 paced writers and 4 unpaced query threads, 2 Dask workers and
+    # the server on this host's 2 cores fell to 94% of 2,000 inserts/s in
+    # qp500 in one CI run.
     for q, rate in (("qr100", 100), ("qp100", 100), ("qr500", 500), ("qp500", 500)):
         row = steps.loc[q]
         assert row["target_ips"] == 4 * rate
         assert bool(row["sla_ok"]) == (float(row["ips"]) >= 0.95 * 4 * rate), (q, row["ips"])
+        if rate == 100:
+            assert bool(row["sla_ok"]), (q, row["ips"])
         assert float(row["ips"]) > 0.8 * 4 * rate, (q, row["ips"])  # both shards' writers ran
         shard_ips = sum(
             float(t.to_pandas().set_index("step").loc[q, "inserts"]) for t in shard_tables(run, "steps")
@@ -221,8 +229,9 @@ def test_the_server_hosts_worker_fills_the_server_columns(client: Client, tmp_pa
     assert len(r.disks) > 0 and set(r.disks["step"]) == {"l.i0", "l.x", "qp100"}
 
 
-def test_a_killed_worker_ends_the_step_with_an_error_naming_it(tmp_path: Path) -> None:
-    server_or_skip(POSTGRES, "PostgreSQL")
+@pytest.mark.parametrize("dsn", [POSTGRES, MARIADB], ids=["postgres", "mariadb"])
+def test_a_killed_worker_ends_the_step_with_an_error_naming_it(dsn: str, tmp_path: Path) -> None:
+    server_or_skip(dsn, dsn.split(":")[0])
     cluster, c = new_cluster()
     try:
         victim = workers(c)[1]
@@ -239,7 +248,7 @@ def test_a_killed_worker_ends_the_step_with_an_error_naming_it(tmp_path: Path) -
         threading.Thread(target=kill, daemon=True).start()
         with pytest.raises(ibench.Error, match="status error") as raised:
             ibench.run(
-                db=POSTGRES,
+                db=dsn,
                 out=tmp_path,
                 cluster=c,
                 shards=2,

@@ -17,7 +17,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 import ibench
-from conftest import with_server_tables
+from conftest import server_or_skip, with_server_tables
 from ibench import plots, report, tables
 
 STEPS = ["l.i0", "l.x", "l.i1", "qr100", "qp100"]
@@ -347,3 +347,61 @@ def test_the_relative_bars_carry_the_intervals(repeated: list[ibench.Results]) -
     bars = [c for c in fig.axes[0].containers if hasattr(c, "errorbar")]
     assert len(bars) == 2 and all(c.errorbar is not None for c in bars)  # q and r, each with error bars
     assert "error bars" in fig.axes[0].get_title()
+
+
+# --- the report over the real servers ---------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def server_runs(tmp_path_factory: pytest.TempPathFactory) -> list[ibench.Results]:
+    """PostgreSQL, MariaDB InnoDB and MyRocks: a small load, then a q step of each kind."""
+    dsns = {
+        "postgres": server_or_skip("postgres://postgres@127.0.0.1:5432/test", "PostgreSQL"),
+        "innodb": server_or_skip("mysql://root@127.0.0.1:3306/test?engine=innodb", "MariaDB"),
+        "myrocks": server_or_skip("mysql://root@127.0.0.1:3306/test?engine=rocksdb", "MyRocks"),
+    }
+    out = tmp_path_factory.mktemp("servers")
+    small = dict(steps=["l.i0", "l.x", "l.i1", "qr100", "qp100"], rows_l_i0=20000, rows_l_i1=4000,
+                 query_seconds=3.0, progress=False, out=out)
+    return [ibench.run(db=dsn, label=label, **small) for label, dsn in dsns.items()]
+
+
+def test_the_report_over_postgres_innodb_and_myrocks_opens_in_chromium(
+    server_runs: list[ibench.Results], tmp_path: Path
+) -> None:
+    out = tmp_path / "report.html"
+    done = subprocess.run(
+        ["ibench", "report", *[str(r.path) for r in server_runs], "--base", "postgres", "-o", str(out)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    html, log = open_in_chromium(out, tmp_path)
+    assert not [line for line in log.splitlines() if "CONSOLE" in line or "Uncaught" in line], log
+    assert not re.findall(r'(?:src|href)="(?!data:)', html)
+    labels = ["postgres", "innodb", "myrocks"]
+    # The hardware-efficiency table, after the summary tables, with the server's CPU per operation of every run.
+    eff = tables.efficiency(server_runs, base="postgres")
+    assert html.index("Throughput relative to postgres") < html.index("Hardware efficiency per step")
+    for step in ("l.i0", "l.i1", "qr100", "qp100"):
+        for label in labels:
+            assert eff.frame.loc[(step, label), "server_us"] > 0, (step, label)
+            assert eff.ratios.loc[(step, "postgres"), "server_us"] == pytest.approx(1.0)
+    # One chart per step and operation with a line per run.
+    for step, op in (("l.i0", "insert"), ("l.i1", "insert"), ("qr100", "query"), ("qp100", "insert")):
+        assert line_labels(plots.compare_over_time(server_runs, step, op)) == labels, (step, op)
+    # The reference's buckets per step and operation: the background inserts of a q step too.
+    for step, op in (("l.i0", "insert"), ("l.i1", "delete"), ("qr100", "query"), ("qr100", "insert")):
+        title = f"{step}: {op} response time, % of operations per bucket"
+        assert title in html, title
+        shares = tables.buckets(server_runs, step, op).frame.loc[labels]
+        assert shares.sum(axis=1).tolist() == pytest.approx([100.0] * 3, abs=0.01)
+    # What differs: after every result, collapsed, naming the DBMSs rather than listing their settings.
+    details = html.index("<details>")
+    assert details > html.rindex("<img") and details > html.rindex("per bucket")
+    summary = html[details:html.index("</details>")]
+    assert "different DBMSs" in summary and "postgres " in summary and "MariaDB" in summary, summary[:400]
+    assert "innodb_buffer_pool_size" not in summary and "shared_buffers" not in summary
+    shot = tmp_path / "report.png"
+    subprocess.run([chromium() or "", *FLAGS, f"--user-data-dir={tmp_path / 'profile'}", f"--screenshot={shot}",
+                    "--window-size=1200,3000", out.as_uri()], capture_output=True, timeout=120)
+    assert shot.stat().st_size > 20000
