@@ -5,9 +5,13 @@ For each server (PostgreSQL and MariaDB InnoDB on this host) and transport
 (TCP to 127.0.0.1, the Unix socket, TLS over TCP) it loads a table, then
 runs l.i1, l.i2, qr100 and qp100 one after another, `ROUNDS` times, and
 prints ibench's client CPU µs per query (q steps) or per row (load steps)
-from steps.parquet (the process's own utime + stime over the step), with
-the server's CPU per operation and the rate. The null connector runs the
-same steps with no database: what the harness itself costs.
+from steps.parquet (the process's own utime + stime over the step), split
+into the kernel's part (stime: system calls, the network stack, sleeping
+and waking for each reply) and ibench's own (utime), with the server's CPU
+per operation and the rate. The null connector runs the same steps with no
+database: what the harness itself costs. `cargo bench --bench roundtrip`
+gives the kernel's floor under any synchronous client's CPU per round trip
+on the same host (a bare socket ping-pong, no protocol).
 
     python3 benches/client_cpu.py [ROUNDS] [QUERY_SECONDS]
 
@@ -17,12 +21,15 @@ side in one run (this machine is noisy), name them in $IBENCH_BINS:
 every round then runs each target with each binary in turn, and the table
 has a column per binary and the ratio of the last to the first.
 $IBENCH_TARGETS (comma-separated words, e.g. `null,MariaDB`) keeps only the
-targets whose label holds one of them.
+targets whose label holds one of them. $ROUNDTRIP_BIN (the binary `cargo
+bench --bench roundtrip --no-run` prints) measures the kernel's floor in
+every round too, so the floor and ibench see the same machine.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -42,6 +49,8 @@ TARGETS = [
     ("PostgreSQL tls", "postgres://postgres@127.0.0.1:5432/{db}?sslmode=require"),
     ("MariaDB tcp", "mysql://root@127.0.0.1:3306/{db}"),
     ("MariaDB socket", "mysql://root@127.0.0.1:3306/{db}?socket=/run/mysqld/mysqld.sock"),
+    # Needs a MariaDB with TLS on (ssl_cert/ssl_key); $IBENCH_TARGETS leaves it out otherwise.
+    ("MariaDB tls", "mysql://root@127.0.0.1:3306/{db}?ssl-mode=REQUIRED"),
 ]
 
 WANTED = [w for w in os.environ.get("IBENCH_TARGETS", "").split(",") if w]
@@ -69,16 +78,30 @@ def run(binary: str, db: str, steps: list[str], out: str, query_seconds: float) 
     return rows
 
 
+def floor(into: dict[str, list[tuple[float, float]]]) -> None:
+    """One measurement of the bare round trip's client CPU (µs: total, kernel) per transport."""
+    binary = os.environ.get("ROUNDTRIP_BIN")
+    if not binary:
+        return
+    done = subprocess.run([binary, "20000", "0"], check=True, capture_output=True, text=True)
+    for line in done.stdout.splitlines():
+        m = re.match(r"(\w+) .*client CPU +([\d.]+) .*sys +([\d.]+)\)", line)
+        if m:
+            into.setdefault(m.group(1), []).append((float(m.group(2)), float(m.group(3))))
+
+
 def main() -> None:
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 3
     query_seconds = float(sys.argv[2]) if len(sys.argv) > 2 else 10.0
-    figures: dict[tuple[str, str, str], list[tuple[float, float, float]]] = {}
+    floors: dict[str, list[tuple[float, float]]] = {}
+    figures: dict[tuple[str, str, str], list[tuple[float, float, float, float]]] = {}
     with tempfile.TemporaryDirectory() as out:
         for label, template in TARGETS:
             db = template.format(db=database(label))
             run(BINS[0][1], db, ["l.i0", "l.x"], out, query_seconds)
         # Rounds alternate the targets and binaries, so drift in the machine hits them alike.
         for _ in range(rounds):
+            floor(floors)
             for label, template in TARGETS:
                 db = template.format(db="ib_client_cpu")
                 for name, binary in BINS:
@@ -86,14 +109,19 @@ def main() -> None:
                         rate = float(row["qps"] if str(row["step"]).startswith("q") else row["ips"])  # type: ignore[arg-type]
                         client = row["client_cpu_us_per_op"]
                         server = row["server_cpu_us_per_op"]
+                        ops, sys_s = row.get("cost_ops"), row.get("client_sys_s")
+                        kernel = float(sys_s) * 1e6 / float(ops) if ops and sys_s is not None else float("nan")  # type: ignore[arg-type]
                         figures.setdefault((label, str(row["step"]), name), []).append(
-                            (float(client or "nan"), float(server or "nan"), rate)  # type: ignore[arg-type]
+                            (float(client or "nan"), kernel, float(server or "nan"), rate)  # type: ignore[arg-type]
                         )
     names = [n for n, _ in BINS]
-    head = " | ".join(f"{n}: client µs/op (median, min–max) | {n}: server µs/op | {n}: ops/s" for n in names)
+    head = " | ".join(
+        f"{n}: client µs/op (median, min–max) | {n}: of which kernel | {n}: of which ibench | {n}: server µs/op "
+        f"| {n}: ops/s" for n in names
+    )
     ratio = f" | client {names[-1]} / {names[0]} |" if len(names) > 1 else " |"
     print(f"| target | step | {head}{ratio}")
-    print("|---|---|" + "---|---|---|" * len(names) + ("---|" if len(names) > 1 else ""))
+    print("|---|---|" + "---|---|---|---|---|" * len(names) + ("---|" if len(names) > 1 else ""))
     for label, _ in TARGETS:
         for step in STEPS:
             cells, medians = [], []
@@ -103,15 +131,23 @@ def main() -> None:
                     continue
                 client = [v[0] for v in values]
                 medians.append(statistics.median(client))
+                kernel = statistics.median(v[1] for v in values)
+                own = statistics.median(v[0] - v[1] for v in values)
                 cells.append(
-                    f"{medians[-1]:.2f} ({min(client):.2f}–{max(client):.2f}) "
-                    f"| {statistics.median(v[1] for v in values):.2f} | {statistics.median(v[2] for v in values):,.0f}"
+                    f"{medians[-1]:.2f} ({min(client):.2f}–{max(client):.2f}) | {kernel:.2f} | {own:.2f} "
+                    f"| {statistics.median(v[2] for v in values):.2f} | {statistics.median(v[3] for v in values):,.0f}"
                 )
             if not cells:
                 continue
             tail = f" | {medians[-1] / medians[0]:.2f} |" if len(medians) > 1 else " |"
             print(f"| {label} | {step} | " + " | ".join(cells) + tail)
     print("(per op: per query in q steps, per row inserted in load steps)")
+    for transport, values in floors.items():
+        total = [v[0] for v in values]
+        print(
+            f"the kernel's floor, a bare {transport} round trip: client CPU {statistics.median(total):.2f} µs "
+            f"({min(total):.2f}–{max(total):.2f}), of which kernel {statistics.median(v[1] for v in values):.2f}"
+        )
 
 
 if __name__ == "__main__":

@@ -232,7 +232,7 @@ class _Merge:
         out["elapsed_s"] = elapsed
         for name in ("clients", "inserts", "deletes", "queries", "errors", "retries", "live_rows", "live_rows_max"):
             out[name] = sum(r[name] for r in rows)
-        for name in ("found", "target_ips", "cost_ops", "client_cpu_s"):
+        for name in ("found", "target_ips", "cost_ops", "client_cpu_s", "client_sys_s"):
             out[name] = _sum(r.get(name) for r in rows)
         rate = (lambda n: n / elapsed) if elapsed > 0 else (lambda n: 0.0)
         out["ips"], out["dps"], out["qps"] = rate(out["inserts"]), rate(out["deletes"]), rate(out["queries"])

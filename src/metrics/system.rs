@@ -19,6 +19,9 @@ pub struct SystemSample {
     pub disk: Option<DiskCounters>,
     /// CPU seconds of this process (user + system).
     pub client_cpu_s: Option<f64>,
+    /// Of those, the seconds in the kernel (system calls, the network
+    /// stack, going to sleep and waking up).
+    pub client_sys_s: Option<f64>,
     /// CPU seconds of the server's processes (with their reaped children).
     pub server_cpu_s: Option<f64>,
     /// Resident memory of the server's processes, bytes.
@@ -344,10 +347,16 @@ fn disks(disks: &Disks) -> (Option<DiskCounters>, Vec<DeviceCounters>) {
     (Some(sum), each)
 }
 
-/// This process's CPU seconds (all threads).
-fn own_cpu() -> Option<f64> {
-    let stat = procfs::process::Process::myself().ok()?.stat().ok()?;
-    Some((stat.utime + stat.stime) as f64 / clock_ticks())
+/// This process's CPU seconds (all threads): user + system, and system.
+fn own_cpu() -> (Option<f64>, Option<f64>) {
+    let Some(stat) = procfs::process::Process::myself().ok().and_then(|p| p.stat().ok()) else {
+        return (None, None);
+    };
+    let ticks = clock_ticks();
+    (
+        Some((stat.utime + stat.stime) as f64 / ticks),
+        Some(stat.stime as f64 / ticks),
+    )
 }
 
 /// CPU seconds (with reaped children) and resident bytes of every process
@@ -381,13 +390,15 @@ impl SystemSample {
         let (host_busy_s, host_ctxt) = host_cpu();
         let (server_cpu_s, server_rss) = processes(server);
         let (disk, devices) = disks(on);
+        let (client_cpu_s, client_sys_s) = own_cpu();
         SystemSample {
             at: Some(Instant::now()),
             host_busy_s,
             host_ctxt,
             disk,
             devices,
-            client_cpu_s: own_cpu(),
+            client_cpu_s,
+            client_sys_s,
             server_cpu_s,
             server_rss,
         }
@@ -407,6 +418,8 @@ pub struct SystemDelta {
     pub disk: Option<DiskCounters>,
     /// This process's CPU seconds.
     pub client_cpu_s: Option<f64>,
+    /// Of those, in the kernel.
+    pub client_sys_s: Option<f64>,
     /// The server's CPU seconds.
     pub server_cpu_s: Option<f64>,
     /// The larger of the two samples' server RSS.
@@ -437,6 +450,7 @@ impl SystemDelta {
                 written_bytes: b.written_bytes.saturating_sub(a.written_bytes),
             }),
             client_cpu_s: diff(earlier.client_cpu_s, later.client_cpu_s, |b, a| (b - a).max(0.0)),
+            client_sys_s: diff(earlier.client_sys_s, later.client_sys_s, |b, a| (b - a).max(0.0)),
             server_cpu_s: diff(earlier.server_cpu_s, later.server_cpu_s, |b, a| (b - a).max(0.0)),
             server_rss: match (earlier.server_rss, later.server_rss) {
                 (Some(a), Some(b)) => Some(a.max(b)),

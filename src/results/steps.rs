@@ -246,6 +246,7 @@ pub(crate) fn columns() -> Vec<Column<StepRow>> {
         col!("cost_ops", u64?, |s: &StepRow| s.cost_ops),
         col!("host_cpu_s", f64?, |s: &StepRow| s.system.host_busy_s),
         col!("client_cpu_s", f64?, |s: &StepRow| s.system.client_cpu_s),
+        col!("client_sys_s", f64?, |s: &StepRow| s.system.client_sys_s),
         col!("server_cpu_s", f64?, |s: &StepRow| s.system.server_cpu_s),
         col!("context_switches", u64?, |s: &StepRow| s.system.ctxt),
         col!("disk_reads", u64?, |s: &StepRow| s.system.disk.map(|d| d.reads)),
