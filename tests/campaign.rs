@@ -132,3 +132,46 @@ fn a_signal_ends_the_running_run_stops_its_server_and_the_campaign(signal: i32) 
     assert!(servers_running(&dirs).is_empty(), "a server still runs");
     assert!(server_dirs(pid).is_empty(), "data directories left");
 }
+
+/// Even SIGKILL, which ibench cannot catch, leaves no server running: the
+/// kernel sends each server ibench started its shutdown signal when ibench
+/// dies (the parent-death signal). Only the data directory stays behind,
+/// for nobody is left to remove it.
+#[test]
+fn a_killed_campaign_leaves_no_server_running() {
+    for kind in ["postgres", "mariadb"] {
+        let dir = tempfile::tempdir().unwrap();
+        let file = campaign_file(
+            dir.path(),
+            &format!("[run]\nsteps = [\"l.i0\"]\nrows_l_i0 = 50000000\n[[server]]\nlabel = \"a\"\nkind = \"{kind}\"\n"),
+        );
+        let mut child = start(&file);
+        let pid = child.id();
+        let started = Instant::now();
+        let out = dir.path().join("out");
+        while !std::fs::read_dir(&out)
+            .map(|d| d.flatten().any(|e| e.path().join("runs.parquet").is_file()))
+            .unwrap_or(false)
+        {
+            assert!(started.elapsed() < Duration::from_secs(60), "{kind}: the run never started");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let dirs = server_dirs(pid);
+        assert_eq!(dirs.len(), 1, "{kind}: {dirs:?}");
+        assert!(!servers_running(&dirs).is_empty(), "{kind}: the server runs");
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        let killed = Instant::now();
+        while !servers_running(&dirs).is_empty() {
+            assert!(
+                killed.elapsed() < Duration::from_secs(60),
+                "{kind}: the server outlived ibench: {:?}",
+                servers_running(&dirs)
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        for d in dirs {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+}

@@ -51,6 +51,15 @@ impl Kind {
         }
     }
 
+    /// The signal that shuts the server down cleanly and at once:
+    /// PostgreSQL's fast shutdown (SIGINT), MySQL's SIGTERM.
+    fn shutdown_signal(self) -> libc::c_int {
+        match self {
+            Kind::Postgres => libc::SIGINT,
+            Kind::Mariadb | Kind::Mysql => libc::SIGTERM,
+        }
+    }
+
     /// The account the server runs as when ibench runs as root.
     fn user(self) -> &'static str {
         match self {
@@ -275,6 +284,24 @@ impl Managed {
         if let Some((uid, gid)) = account {
             cmd.uid(uid).gid(gid);
         }
+        // Should ibench itself die (SIGKILL, an abort), the kernel asks the
+        // server to shut down: PostgreSQL's fast shutdown, MySQL's SIGTERM.
+        // Set after the change of user, which would clear it.
+        let on_parent_death = spec.kind.shutdown_signal();
+        let parent = std::process::id() as libc::pid_t;
+        // SAFETY: prctl and getppid are async-signal-safe; nothing is allocated.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, on_parent_death as libc::c_ulong) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // ibench died between the fork and the prctl: nobody would stop the server.
+                if libc::getppid() != parent {
+                    return Err(std::io::Error::other("ibench exited while starting the server"));
+                }
+                Ok(())
+            });
+        }
         let program = cmd.get_program().to_string_lossy().into_owned();
         let child = cmd
             .spawn()
@@ -380,12 +407,8 @@ impl Managed {
         let Some(mut child) = self.child.take() else {
             return self.remove();
         };
-        let signal = match self.kind {
-            Kind::Postgres => libc::SIGINT,
-            Kind::Mariadb | Kind::Mysql => libc::SIGTERM,
-        };
         // SAFETY: kill with a pid we started and still own (not yet reaped).
-        unsafe { libc::kill(child.id() as libc::pid_t, signal) };
+        unsafe { libc::kill(child.id() as libc::pid_t, self.kind.shutdown_signal()) };
         let start = Instant::now();
         let clean = loop {
             match child.try_wait() {
