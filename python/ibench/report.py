@@ -22,9 +22,11 @@ import argparse
 import base64
 import html
 import io
+import multiprocessing as mp
+import os
 import sys
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 from matplotlib.figure import Figure
 
@@ -93,9 +95,48 @@ def _differences(runs: Sequence[Results]) -> str:
     return f"<h2>Setup</h2><details><summary>{summary}</summary>{''.join(parts)}</details>"
 
 
-def render(runs: Sequence[Results], base: Optional[str] = None, title: str = "ibench report") -> str:
-    """The report as one HTML page."""
+_FORKED_RUNS: list[Results] = []
+"""The runs a forked worker draws sections of (inherited, never pickled)."""
+
+
+def _forked_section(step: str) -> str:
+    return _step_section(_FORKED_RUNS, step)
+
+
+def _start_sections(
+    runs: list[Results], steps: list[str], jobs: int
+) -> Callable[[], list[str]]:
+    """Starts drawing the steps' sections and returns what waits for them.
+    With ``jobs`` > 1 and fork available, the sections are drawn by that many
+    forked processes, one step at a time each (the charts are most of the
+    report's time; the page's tables are made meanwhile); else here, when
+    waited for."""
+    global _FORKED_RUNS
+    if jobs <= 1 or len(steps) <= 1 or "fork" not in mp.get_all_start_methods():
+        return lambda: [_step_section(runs, step) for step in steps]
+    _FORKED_RUNS = runs
+    pool = mp.get_context("fork").Pool(min(jobs, len(steps)))
+    pending = pool.map_async(_forked_section, steps, chunksize=1)
+
+    def wait() -> list[str]:
+        global _FORKED_RUNS
+        try:
+            return list(pending.get())
+        finally:
+            pool.close()
+            pool.join()
+            _FORKED_RUNS = []
+
+    return wait
+
+
+def render(
+    runs: Sequence[Results], base: Optional[str] = None, title: str = "ibench report", jobs: int = 1
+) -> str:
+    """The report as one HTML page. ``jobs`` > 1 draws the steps' charts in
+    that many forked processes (``ibench report`` uses one per CPU)."""
     runs = list(runs)
+    sections = _start_sections(runs, tables._run_order(tables._steps(runs)), jobs)
     parts = [f"<h1>{html.escape(title)}</h1>"]
     # all_tables ends with what_differs: the page shows its readable form last.
     for t in tables.all_tables(runs, base)[:-1]:
@@ -104,8 +145,7 @@ def render(runs: Sequence[Results], base: Optional[str] = None, title: str = "ib
     if several:
         parts.append("<h2>Relative throughput</h2>" + _png(plots.relative_bars(runs, base)))
     parts.append("<h2>Steps</h2>")
-    for step in tables._run_order(tables._steps(runs)):
-        parts.append(_step_section(runs, step))
+    parts += sections()
     if several:
         parts.append(_differences(runs))
     # Wide tables (efficiency: 15 columns) scroll rather than overflow; charts sit side by side, tops aligned.
@@ -118,11 +158,12 @@ def render(runs: Sequence[Results], base: Optional[str] = None, title: str = "ib
         f"<style>{style}</style></head><body>{''.join(parts)}</body></html>"
 
 
-def write(paths: Sequence[str | Path], out: str | Path, base: Optional[str] = None) -> Path:
-    """Loads the runs at ``paths`` (run directories or folders of runs) and writes the report to ``out``."""
+def write(paths: Sequence[str | Path], out: str | Path, base: Optional[str] = None, jobs: int = 1) -> Path:
+    """Loads the runs at ``paths`` (run directories or folders of runs) and
+    writes the report to ``out``, its charts drawn by ``jobs`` processes."""
     runs = [load(d) for d in _run_dirs(list(paths))]
     target = Path(out)
-    target.write_text(render(runs, base))
+    target.write_text(render(runs, base, jobs=jobs))
     return target
 
 
@@ -133,7 +174,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("-o", "--output", default="report.html", help="the HTML file to write")
     args = parser.parse_args(argv)
     try:
-        path = write(args.runs, args.output, args.base)
+        path = write(args.runs, args.output, args.base, jobs=os.cpu_count() or 1)
     except Exception as e:  # noqa: BLE001 - one clear line for the command line
         print(f"error: {e}", file=sys.stderr)
         return 1
