@@ -314,3 +314,14 @@ def _gauge(ax: Axes, series: list[tuple[int, str, str, pd.DataFrame]], source: s
     ax.set_title(f"{source}: {name}", fontsize="small")
     ax.tick_params(labelsize="x-small")
     ax.yaxis.set_major_formatter(EngFormatter(sep=""))  # 35M, not a 1e7 offset over the title
+    # Gauges are counts, sizes and rates: from 0, and a gauge that stayed 0
+    # reads 0 to 1, not ±40m around it.
+    values = pd.concat(
+        [rows.loc[(rows["source"] == source) & (rows["name"] == name), "value"] for *_, rows in series]
+    ).dropna()
+    if len(values) and (values >= 0).all():
+        if values.max() > 0:
+            ax.set_ylim(bottom=0)
+        else:
+            ax.set_ylim(0, 1)
+            ax.set_yticks([0, 1])
