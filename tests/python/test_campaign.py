@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import ibench
-from ibench import tables
+from ibench import stats, tables
 
 RUN = {
     "steps": ["l.i0", "l.x", "l.i1", "l.i2"],
@@ -79,7 +79,7 @@ def test_every_run_ran_interleaved_and_verified(campaign: tuple[ibench.Results, 
 
 
 def test_the_commit_bound_step_goes_the_expected_way(campaign: tuple[ibench.Results, Path]) -> None:
-    results, _ = campaign
+    results, out = campaign
     steps = results.steps.merge(results.runs[["run_id", "label"]], on="run_id")
     ips = steps[steps["step"] == "l.i2"].groupby("label")["ips"].mean()
     assert ips["pg-async"] > 1.2 * ips["pg-sync"], ips
@@ -90,6 +90,15 @@ def test_the_commit_bound_step_goes_the_expected_way(campaign: tuple[ibench.Resu
     assert relative.method is not None and relative.method.loc["pg-async", "l.i2"] == "repeats"
     low, high = relative.low.loc["pg-async", "l.i2"], relative.high.loc["pg-async", "l.i2"]
     assert low < relative.frame.loc["pg-async", "l.i2"] < high, (low, high)
+    # MariaDB's pair, against its own base: the same direction, with its interval.
+    maria = ibench.load([p for p, label in zip(results.paths, results.runs["label"]) if label.startswith("maria")])
+    rel = tables.relative(maria, base="maria-1")
+    assert rel.frame.loc["maria-2", "l.i2"] > 1.0
+    assert rel.method is not None and rel.method.loc["maria-2", "l.i2"] == "repeats"
+    assert rel.low.loc["maria-2", "l.i2"] < rel.frame.loc["maria-2", "l.i2"] < rel.high.loc["maria-2", "l.i2"]
+    # The report shows the cell with its interval, as the table's text has it.
+    cell = stats.format_interval(relative.frame.loc["pg-async", "l.i2"], low, high)
+    assert cell in (out / "report.html").read_text(), cell
 
 
 def test_what_differs_between_the_postgres_runs_is_the_setting_changed(campaign: tuple[ibench.Results, Path]) -> None:
