@@ -153,7 +153,10 @@ fn a_killed_campaign_leaves_no_server_running() {
             .map(|d| d.flatten().any(|e| e.path().join("runs.parquet").is_file()))
             .unwrap_or(false)
         {
-            assert!(started.elapsed() < Duration::from_secs(60), "{kind}: the run never started");
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "{kind}: the run never started"
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
         let dirs = server_dirs(pid);
