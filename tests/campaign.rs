@@ -178,3 +178,70 @@ fn a_killed_campaign_leaves_no_server_running() {
         }
     }
 }
+
+/// A kept data directory is named in campaign.json and is still there; a
+/// server ibench does not manage (`db`) runs as it is; the cooldown is
+/// waited between runs.
+#[test]
+fn kept_data_a_given_server_and_the_cooldown() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = campaign_file(
+        dir.path(),
+        "[run]\nsteps = [\"l.i0\"]\nrows_l_i0 = 2000\ncooldown_seconds = 3\n\
+         [[server]]\nlabel = \"kept\"\nkind = \"postgres\"\nkeep_data = true\n\
+         [[server]]\nlabel = \"given\"\ndb = \"postgres://postgres@127.0.0.1:5432/test\"\n",
+    );
+    let mut child = start(&file);
+    let status = child.wait().unwrap();
+    let runs = record(dir.path())["runs"].as_array().unwrap().clone();
+    assert_eq!(status.code(), Some(0), "{runs:?}");
+    assert_eq!(
+        runs.iter().map(|r| r["status"].as_str().unwrap()).collect::<Vec<_>>(),
+        ["ok", "ok"]
+    );
+    let kept = PathBuf::from(runs[0]["data_dir"].as_str().expect("the kept directory is named"));
+    assert!(
+        kept.join("data/PG_VERSION").is_file(),
+        "{} holds the cluster",
+        kept.display()
+    );
+    assert!(
+        servers_running(std::slice::from_ref(&kept)).is_empty(),
+        "kept, but stopped"
+    );
+    std::fs::remove_dir_all(&kept).unwrap();
+    assert!(runs[1]["data_dir"].is_null());
+    // The given server's run starts no sooner than the cooldown after the first run ended.
+    let step = |i: usize| {
+        let run = dir.path().join("out").join(runs[i]["run_id"].as_str().unwrap());
+        let file = std::fs::File::open(run.join("steps.parquet")).unwrap();
+        let batch = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+            .unwrap()
+            .build()
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap();
+        let started = batch
+            .column_by_name("started_at")
+            .unwrap()
+            .as_any()
+            .downcast_ref::<arrow::array::TimestampMicrosecondArray>()
+            .unwrap()
+            .value(0);
+        let elapsed = batch
+            .column_by_name("elapsed_s")
+            .unwrap()
+            .as_any()
+            .downcast_ref::<arrow::array::Float64Array>()
+            .unwrap()
+            .value(0);
+        (started as f64 / 1e6, elapsed)
+    };
+    let ((first, took), (second, _)) = (step(0), step(1));
+    assert!(
+        second - (first + took) >= 3.0,
+        "{:.2} s between the runs",
+        second - (first + took)
+    );
+}

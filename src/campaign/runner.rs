@@ -29,6 +29,8 @@ pub struct RunRecord {
     pub status: String,
     /// What went wrong, when something did (with the server log's tail).
     pub error: Option<String>,
+    /// The server's data directory, when `keep_data` kept it.
+    pub data_dir: Option<String>,
 }
 
 /// What a campaign did.
@@ -116,6 +118,7 @@ pub fn run(c: &Campaign, observer: &dyn Observer, stop: &Stop) -> Result<Campaig
                 run_id: None,
                 status: "server error".into(),
                 error: None,
+                data_dir: None,
             };
             let outcome = match &server.target {
                 Target::Db(db) => one_run(c, db, &server.label, observer, stop),
@@ -131,6 +134,9 @@ pub fn run(c: &Campaign, observer: &dyn Observer, stop: &Stop) -> Result<Campaig
                         continue;
                     }
                     Ok(managed) => {
+                        if spec.keep_data {
+                            rec.data_dir = Some(managed.dir().display().to_string());
+                        }
                         let outcome = one_run(c, &managed.dsn(), &server.label, observer, stop);
                         // The server's log and the configuration it was given stay with the run.
                         let dir = outcome.as_ref().ok().map(|o| o.dir.clone());

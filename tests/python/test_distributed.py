@@ -322,6 +322,15 @@ def test_shards_started_by_hand_merge_into_one_run_and_mismatches_are_refused(tm
     assert other.returncode == 0, other.stderr
     seeded = ibench_cli("merge", str(dirs[0]), str(next((tmp_path / "seed").iterdir())), "-o", str(tmp_path / "z"))
     assert seeded.returncode == 1 and "seed 99" in seeded.stderr
+    # The same seed, another workload: refused naming the parameter that differs.
+    rows = subprocess.run(
+        [sys.executable, "-m", "ibench", *common[:-2], "--rows-per-commit-l-i0", "10", "--shard", "1/2",
+         "--out", str(tmp_path / "rows")],
+        capture_output=True, text=True,
+    )
+    assert rows.returncode == 0, rows.stderr
+    other_rows = ibench_cli("merge", str(dirs[0]), str(next((tmp_path / "rows").iterdir())), "-o", str(tmp_path / "w"))
+    assert other_rows.returncode == 1 and "differ in rows_per_commit_l_i0" in other_rows.stderr, other_rows.stderr
 
 
 def test_bad_shard_requests_are_refused_before_any_work(client: Client, tmp_path: Path) -> None:
