@@ -86,6 +86,13 @@ fn keys_are_identical_whatever_the_batch_sizes() {
         }
         assert_eq!(whole, joined, "{kind}");
         assert_eq!(whole[123_457], g.key(123_457), "{kind}: random access");
+        // One key at a time from a cursor (the per-operation paths), from
+        // inside a block and across block boundaries: the same keys.
+        for start in [0u64, 1, 255, 256, 1_000] {
+            let mut c = g.cursor(start);
+            let one_by_one: Vec<u64> = (0..2_000).map(|_| c.next_key()).collect();
+            assert_eq!(one_by_one, whole[start as usize..start as usize + 2_000], "{kind}: cursor from {start}");
+        }
     }
 }
 

@@ -31,6 +31,7 @@ impl Worker<'_> {
         let mut schedule = self.pacer(paced.then(|| c.writer_rate as f64 / batch_size as f64), t0);
         let mut keys = vec![0u64; batch_size as usize];
         let mut batch = KvBatch::new(c.key_size as usize);
+        let mut cursor = work.keys.cursor(work.first);
         let (mut done, mut i) = (0u64, 0u64);
         let mine = &self.shared.clients[self.client as usize];
         let slot = if op.deletes() { &mine.deleted } else { &mine.inserted };
@@ -45,7 +46,7 @@ impl Worker<'_> {
             // The batch is ready before its intended start (generating it is
             // not the schedule's lag).
             let keys = &mut keys[..n as usize];
-            work.keys.fill(work.first + done, keys);
+            keys.fill_with(|| cursor.next_key());
             batch.clear();
             for &k in keys.iter() {
                 if op.deletes() {
@@ -131,16 +132,17 @@ impl Worker<'_> {
             1
         };
         let mut keys = KvBatch::new(c.key_size as usize);
+        let mut cursor = work.keys.cursor(work.first);
         let mut i = 0u64;
         while work.count.is_none_or(|n| i < n) && !self.stopping(t0) && !self.duration_passed(t0) {
             let n = work.count.map_or(per_call, |count| (count - i).min(per_call));
             if op == KvOp::MultiReadRandom {
                 keys.clear();
-                for j in 0..n {
-                    keys.push_key(work.keys.key(work.first + i + j));
+                for _ in 0..n {
+                    keys.push_key(cursor.next_key());
                 }
             } else {
-                encode_key(work.keys.key(work.first + i), &mut key);
+                encode_key(cursor.next_key(), &mut key);
             }
             let limit = c.seek_nexts as usize + 1;
             let started = Instant::now();

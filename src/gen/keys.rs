@@ -5,7 +5,7 @@
 
 use super::parallel::{par_fill, try_resize, try_vec, CHUNK};
 use super::permutation::Permutation;
-use super::stream::{below, block_spans, Purpose, Stream, StreamRng};
+use super::stream::{below, block_spans, Purpose, Stream, StreamRng, BLOCK};
 use super::zipf::ZipfRanks;
 use crate::error::{Error, Result};
 use rayon::prelude::*;
@@ -245,11 +245,66 @@ impl KeyGen {
         Ok(())
     }
 
-    /// Key number `index` alone.
+    /// Key number `index` alone (a random kind replays up to a block of
+    /// draws to reach it: for keys one after another, [`KeyGen::cursor`]).
     pub fn key(&self, index: u64) -> u64 {
         let mut k = [0];
         self.fill(index, &mut k);
         k[0]
+    }
+
+    /// Keys `start, start + 1, ...` one at a time, the very keys
+    /// [`KeyGen::fill`] gives, at one draw each: the per-operation paths
+    /// take one key per operation, where `fill` of a single key would
+    /// replay on average half a block of draws to reach it.
+    ///
+    /// ```
+    /// use ibench::gen::{KeyGen, KeyKind, KeySpec};
+    /// let g = KeyGen::new(&KeySpec { space: Some(1000), ..KeySpec::new(KeyKind::Uniform) })?;
+    /// let mut c = g.cursor(300);
+    /// let one_by_one: Vec<u64> = (0..600).map(|_| c.next_key()).collect();
+    /// assert_eq!(one_by_one, g.generate(300, 600)?);
+    /// # Ok::<(), ibench::Error>(())
+    /// ```
+    pub fn cursor(&self, start: u64) -> KeyCursor<'_> {
+        KeyCursor {
+            keys: self,
+            next: start,
+            rng: None,
+        }
+    }
+}
+
+/// Keys one after another from a [`KeyGen`] (see [`KeyGen::cursor`]).
+#[derive(Debug)]
+pub struct KeyCursor<'a> {
+    keys: &'a KeyGen,
+    next: u64,
+    /// The random kinds' generator, positioned at draw `next` of its block.
+    rng: Option<StreamRng>,
+}
+
+impl KeyCursor<'_> {
+    /// The next key.
+    #[inline]
+    pub fn next_key(&mut self) -> u64 {
+        let index = self.next;
+        self.next += 1;
+        match &self.keys.dist {
+            Dist::Sequential { .. } => index,
+            Dist::Unique(p) => p.apply(index),
+            _ => {
+                if self.rng.is_none() || index.is_multiple_of(BLOCK) {
+                    let mut rng = self.keys.stream.block_rng(index / BLOCK);
+                    for _ in 0..index % BLOCK {
+                        self.keys.draw(&mut rng);
+                    }
+                    self.rng = Some(rng);
+                }
+                let rng = self.rng.as_mut().expect("positioned above");
+                self.keys.draw(rng)
+            }
+        }
     }
 }
 

@@ -13,7 +13,7 @@ mod values;
 mod window;
 mod zipf;
 
-pub use keys::{check_key_size, encode_key, encode_keys, KeyGen, KeyKind, KeySpec};
+pub use keys::{check_key_size, encode_key, encode_keys, KeyCursor, KeyGen, KeyKind, KeySpec};
 pub use kv::{decode_key, KvBatch, KvValues};
 pub use parallel::{par_fill, try_resize, try_vec, CHUNK};
 pub use permutation::Permutation;
