@@ -91,7 +91,11 @@ fn keys_are_identical_whatever_the_batch_sizes() {
         for start in [0u64, 1, 255, 256, 1_000] {
             let mut c = g.cursor(start);
             let one_by_one: Vec<u64> = (0..2_000).map(|_| c.next_key()).collect();
-            assert_eq!(one_by_one, whole[start as usize..start as usize + 2_000], "{kind}: cursor from {start}");
+            assert_eq!(
+                one_by_one,
+                whole[start as usize..start as usize + 2_000],
+                "{kind}: cursor from {start}"
+            );
         }
     }
 }
