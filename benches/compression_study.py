@@ -231,6 +231,7 @@ def main() -> None:
                     db=f"rocksdb:{tmp}/db?{common}&{options}",
                     preset="universal-compression",
                     num=args.num,
+                    overwritesome_writes=args.num // 10,  # benchmark.sh's 10M of 100M
                     duration=args.duration,
                     label=name,
                     out=args.results,
