@@ -405,67 +405,95 @@ fn qr_steps_need_a_secondary_index() {
 fn paced_operations_start_within_microseconds_of_their_intended_start_and_the_lag_is_reported() {
     let _serial = serial();
     for (step, rpc) in [("qr100", 1), ("qr1000", 1), ("qp1000", 50)] {
-        let dir = tempfile::tempdir().unwrap();
-        // A fixed service time; the query thread mostly sleeps, so the cores are quiet.
-        let c = config(json!({
-            "db": "null:?latency=fixed:100us&query_latency=fixed:20ms", "steps": [step],
-            "query_seconds": 3.0, "rows_per_commit_q": rpc,
-        }));
-        let out = run(&c, dir.path());
-        let s = step_of(&out, step);
-        for op in [Op::Insert, Op::Delete] {
-            let lag_p50 = s.lag(op, 0).expect("paced ops have lag columns");
-            assert!(s.lag(op, 2).unwrap() >= s.lag(op, 1).unwrap(), "max ≥ p99");
-            let lag_p99 = s.lag(op, 1).unwrap();
-            // Timing bounds are loose: this VM's host preempts its CPUs for ms at
-            // times, and tests run beside others. `cargo bench --bench pacing`
-            // measures the pacer on a quiet machine (median ~1 µs); sleeping
-            // alone is 40-120 µs late at the median here.
-            assert!(lag_p50 < 25.0, "{step} {op:?}: median lag {lag_p50} µs");
-            // The p99 of a short stream is one of its few largest lags (qp1000
-            // paces 60 commits: its p99 is its maximum), so one preemption
-            // under CI load (9.7 ms seen) decides it; a long stream's p99 is
-            // the tail of the pacer, not of the host.
-            let paced = if op == Op::Insert { s.inserts } else { s.deletes } / rpc;
-            if paced >= 1000 {
-                assert!(lag_p99 < 5000.0, "{step} {op:?}: p99 lag {lag_p99} µs");
+        // The timing bounds hold for the pacer, not for this VM's host, which
+        // at times stops a vCPU for tens of ms (a 13 ms p99 lag seen in CI on
+        // a stream of 3000: one stall's backlog). A stall in a 3 s run is
+        // rare, two in a row rarer: the step passes when one of three runs
+        // meets every bound, and a failure shows each run's misses.
+        let mut misses = Vec::new();
+        for _attempt in 0..3 {
+            match paced_run_meets_the_timing_bounds(step, rpc) {
+                Ok(()) => break,
+                Err(why) => misses.push(why),
             }
-            // Response − service is the lag, operation by operation. The
-            // medians of the two sums differ by the median lag only while the
-            // service time is exactly fixed; a preempted injected wait moves
-            // service and response together, so under load the medians' gap
-            // lies anywhere between no lag and the lag's tail (10 µs against
-            // a median lag of 1.3 µs seen under CI load). What must hold:
-            // response is never below service, and exceeds it by no more
-            // than the lag's p99 at the median.
-            if rpc > 1 {
-                continue;
-            }
-            let gap = latency(s, op, false, P50) - latency(s, op, true, P50);
-            assert!(
-                (-1.0..=lag_p99 + 5.0).contains(&gap),
-                "{step} {op:?}: response − service {gap} vs lag p50 {lag_p50}, p99 {lag_p99}"
-            );
         }
-        assert!(s.lag(Op::Query, 0).is_none(), "queries are not paced");
-        assert!(
-            !out.results.run.warnings.iter().any(|w| w.contains("pacer woke late")),
-            "{:?}",
-            out.results.run.warnings
-        );
-        let paced_rows = out
-            .results
-            .intervals
-            .iter()
-            .filter(|(st, r)| st == step && r.op == Op::Insert && r.count > 0);
-        for (_, r) in paced_rows {
-            // A median of a handful of operations (the last, partial interval
-            // can hold one) is one host preemption away from milliseconds.
-            if r.count < 50 {
-                continue;
-            }
-            assert!(r.lag_us[0] < 100.0, "{step}: interval lag {:?}", r.lag_us);
+        assert!(misses.len() < 3, "{step}: {misses:#?}");
+    }
+}
+
+/// One paced run of `step`: its structure asserted, its timing checked
+/// (the misses returned).
+fn paced_run_meets_the_timing_bounds(step: &str, rpc: u64) -> Result<(), String> {
+    let dir = tempfile::tempdir().unwrap();
+    // A fixed service time; the query thread mostly sleeps, so the cores are quiet.
+    let c = config(json!({
+        "db": "null:?latency=fixed:100us&query_latency=fixed:20ms", "steps": [step],
+        "query_seconds": 3.0, "rows_per_commit_q": rpc,
+    }));
+    let out = run(&c, dir.path());
+    let s = step_of(&out, step);
+    let mut misses = Vec::new();
+    for op in [Op::Insert, Op::Delete] {
+        let lag_p50 = s.lag(op, 0).expect("paced ops have lag columns");
+        assert!(s.lag(op, 2).unwrap() >= s.lag(op, 1).unwrap(), "max ≥ p99");
+        let lag_p99 = s.lag(op, 1).unwrap();
+        // `cargo bench --bench pacing` measures the pacer on a quiet machine
+        // (median ~1 µs); sleeping alone is 40-120 µs late at the median here.
+        if lag_p50 >= 25.0 {
+            misses.push(format!("{op:?}: median lag {lag_p50} µs"));
         }
+        // The p99 of a short stream is one of its few largest lags (qp1000
+        // paces 60 commits: its p99 is its maximum), so one preemption
+        // decides it; a long stream's p99 is the tail of the pacer.
+        let paced = if op == Op::Insert { s.inserts } else { s.deletes } / rpc;
+        if paced >= 1000 && lag_p99 >= 5000.0 {
+            misses.push(format!("{op:?}: p99 lag {lag_p99} µs"));
+        }
+        // Response − service is the lag, operation by operation. The
+        // medians of the two sums differ by the median lag only while the
+        // service time is exactly fixed; a preempted injected wait moves
+        // service and response together, so under load the medians' gap
+        // lies anywhere between no lag and the lag's tail (10 µs against
+        // a median lag of 1.3 µs seen under CI load). What must hold:
+        // response is never below service, and exceeds it by no more
+        // than the lag's p99 at the median.
+        if rpc > 1 {
+            continue;
+        }
+        let gap = latency(s, op, false, P50) - latency(s, op, true, P50);
+        if !(-1.0..=lag_p99 + 5.0).contains(&gap) {
+            misses.push(format!(
+                "{op:?}: response − service {gap} vs lag p50 {lag_p50}, p99 {lag_p99}"
+            ));
+        }
+    }
+    assert!(s.lag(Op::Query, 0).is_none(), "queries are not paced");
+    let late: Vec<_> = out
+        .results
+        .run
+        .warnings
+        .iter()
+        .filter(|w| w.contains("pacer woke late"))
+        .collect();
+    if !late.is_empty() {
+        misses.push(format!("{late:?}"));
+    }
+    let paced_rows = out
+        .results
+        .intervals
+        .iter()
+        .filter(|(st, r)| st == step && r.op == Op::Insert && r.count > 0);
+    for (_, r) in paced_rows {
+        // A median of a handful of operations (the last, partial interval
+        // can hold one) is one host preemption away from milliseconds.
+        if r.count >= 50 && r.lag_us[0] >= 100.0 {
+            misses.push(format!("interval lag {:?}", r.lag_us));
+        }
+    }
+    if misses.is_empty() {
+        Ok(())
+    } else {
+        Err(misses.join("; "))
     }
 }
 
