@@ -222,20 +222,13 @@ fn kept_data_a_given_server_and_the_cooldown() {
             .next()
             .unwrap()
             .unwrap();
-        let started = batch
-            .column_by_name("started_at")
-            .unwrap()
-            .as_any()
-            .downcast_ref::<arrow::array::TimestampMicrosecondArray>()
-            .unwrap()
-            .value(0);
-        let elapsed = batch
-            .column_by_name("elapsed_s")
-            .unwrap()
-            .as_any()
-            .downcast_ref::<arrow::array::Float64Array>()
-            .unwrap()
-            .value(0);
+        let first_value = |name: &str| -> arrow::array::ArrayRef { batch.column_by_name(name).unwrap().slice(0, 1) };
+        let started = arrow::array::cast::as_primitive_array::<arrow::datatypes::TimestampMicrosecondType>(
+            &first_value("started_at"),
+        )
+        .value(0);
+        let elapsed =
+            arrow::array::cast::as_primitive_array::<arrow::datatypes::Float64Type>(&first_value("elapsed_s")).value(0);
         (started as f64 / 1e6, elapsed)
     };
     let ((first, took), (second, _)) = (step(0), step(1));
