@@ -218,16 +218,23 @@ impl KeyGen {
             }
             _ => {
                 for span in block_spans(start, out.len()) {
-                    let mut rng = self.stream.block_rng(span.block);
-                    for _ in 0..span.skip {
-                        self.draw(&mut rng);
-                    }
+                    let mut rng = self.rng_at(span.block * BLOCK + span.skip as u64);
                     for o in &mut out[span.out] {
                         *o = self.draw(&mut rng);
                     }
                 }
             }
         }
+    }
+
+    /// A random kind's generator positioned to draw key `index`: its
+    /// block's generator with the draws before it in the block replayed.
+    fn rng_at(&self, index: u64) -> StreamRng {
+        let mut rng = self.stream.block_rng(index / BLOCK);
+        for _ in 0..index % BLOCK {
+            self.draw(&mut rng);
+        }
+        rng
     }
 
     /// Keys `start..start + count`, generated in parallel on the current rayon pool.
@@ -295,11 +302,7 @@ impl KeyCursor<'_> {
             Dist::Unique(p) => p.apply(index),
             _ => {
                 if self.rng.is_none() || index.is_multiple_of(BLOCK) {
-                    let mut rng = self.keys.stream.block_rng(index / BLOCK);
-                    for _ in 0..index % BLOCK {
-                        self.keys.draw(&mut rng);
-                    }
-                    self.rng = Some(rng);
+                    self.rng = Some(self.keys.rng_at(index));
                 }
                 let rng = self.rng.as_mut().expect("positioned above");
                 self.keys.draw(rng)
