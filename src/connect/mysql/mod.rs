@@ -245,7 +245,7 @@ impl MysqlConnector {
             spec: self.spec,
             inserts: (String::new(), std::collections::HashMap::new()),
             kv_puts: std::collections::HashMap::new(),
-            statements: std::collections::HashMap::new(),
+            statements: Default::default(),
             engine: self.engine,
             target: self.target.clone(),
             active_compactions: None,

@@ -5,7 +5,7 @@
 
 use super::my_err;
 use crate::connect::sql::{self, Engine, SessionSql};
-use crate::connect::{Bounds, Maintenance, Session, SessionSpec};
+use crate::connect::{Bounds, Maintenance, Session, SessionSpec, Statements};
 use crate::error::Result;
 use crate::gen::{RangeQuery, Row, Rows};
 use crate::stop::Interrupter;
@@ -27,7 +27,7 @@ pub(crate) struct MysqlSession {
     /// The other prepared statements by their text: passing the text to
     /// the driver would have it scan the text for named parameters on
     /// every execution (a profile's top entry of the client's own code).
-    pub(super) statements: HashMap<String, mysql::Statement>,
+    pub(super) statements: Statements<mysql::Statement>,
     /// The key/value upserts by (table, pairs).
     pub(super) kv_puts: HashMap<(String, usize), mysql::Statement>,
     pub(super) engine: Engine,
@@ -85,7 +85,7 @@ fn micros_of_text(v: &Value) -> i64 {
 /// `sql`, prepared once per session (cached by its text).
 fn prepared(
     conn: &mut Conn,
-    cache: &mut HashMap<String, mysql::Statement>,
+    cache: &mut Statements<mysql::Statement>,
     target: &str,
     sql: &str,
 ) -> Result<mysql::Statement> {

@@ -190,7 +190,7 @@ impl PostgresConnector {
             target: self.dial.target.clone(),
             sql: SessionSql::new(Dialect::Postgres),
             spec: self.spec,
-            statements: HashMap::new(),
+            statements: Default::default(),
             inserts: (String::new(), HashMap::new()),
             next_key: None,
             reference_queries: None,
