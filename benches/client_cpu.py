@@ -61,9 +61,8 @@ TARGETS = [
 ]
 
 
-def database(label: str) -> str:
-    """A fresh database for `label`'s tables."""
-    name = "ib_client_cpu"
+def database(label: str, name: str = "ib_client_cpu") -> str:
+    """A fresh database `name` for `label`'s tables (created on the server the label names)."""
     if label.startswith("PostgreSQL"):
         subprocess.run(["psql", "-h", "127.0.0.1", "-U", "postgres", "-qc", f"DROP DATABASE IF EXISTS {name}"], check=True)
         subprocess.run(["psql", "-h", "127.0.0.1", "-U", "postgres", "-qc", f"CREATE DATABASE {name}"], check=True)
@@ -146,11 +145,11 @@ def main() -> None:
             tail = f" | {medians[-1] / medians[0]:.2f} |" if len(medians) > 1 else " |"
             print(f"| {label} | {step} | " + " | ".join(cells) + tail)
     print("(per op: per query in q steps, per row inserted in load steps)")
-    for transport, values in floors.items():
-        total = [v[0] for v in values]
+    for transport, samples in floors.items():
+        total = [v[0] for v in samples]
         print(
             f"the kernel's floor, a bare {transport} round trip: client CPU {statistics.median(total):.2f} µs "
-            f"({min(total):.2f}–{max(total):.2f}), of which kernel {statistics.median(v[1] for v in values):.2f}"
+            f"({min(total):.2f}–{max(total):.2f}), of which kernel {statistics.median(v[1] for v in samples):.2f}"
         )
 
 

@@ -35,16 +35,15 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-BINS = [
-    tuple(b.split("=", 1)) for b in os.environ.get("IBENCH_BINS", "").split(",") if b
-] or [("ibench", os.environ.get("IBENCH_BIN", "ibench"))]
+# The binaries ($IBENCH_BINS) and the fresh databases are client_cpu.py's.
+from client_cpu import BINS, WANTED, database
+
 STEPS = ["l.i1", "l.i2", "qr100", "qp100"]
 TARGETS = [
     ("null", "null:"),
     ("PostgreSQL", "postgres://postgres@127.0.0.1:5432/{db}"),
     ("MariaDB", "mysql://root@127.0.0.1:3306/{db}"),
 ]
-WANTED = [w for w in os.environ.get("IBENCH_TARGETS", "").split(",") if w]
 TARGETS = [t for t in TARGETS if not WANTED or any(w in t[0] for w in WANTED)]
 DB = "ib_client_instr"
 
@@ -55,16 +54,6 @@ def valgrind() -> None:
     sudo = [] if os.geteuid() == 0 else ["sudo"]
     subprocess.run(sudo + ["apt-get", "install", "-y", "-qq", "valgrind"], check=True,
                    env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
-
-
-def database(label: str) -> str:
-    if label == "PostgreSQL":
-        for sql in (f"DROP DATABASE IF EXISTS {DB}", f"CREATE DATABASE {DB}"):
-            subprocess.run(["psql", "-h", "127.0.0.1", "-U", "postgres", "-qc", sql], check=True)
-    elif label == "MariaDB":
-        subprocess.run(["mariadb", "-h", "127.0.0.1", "-u", "root", "-e",
-                        f"DROP DATABASE IF EXISTS {DB}; CREATE DATABASE {DB}"], check=True)
-    return DB
 
 
 def annotate(out: Path, inclusive: bool) -> list[tuple[int, str]]:
@@ -107,7 +96,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         for label, template in TARGETS:
-            dsn = template.format(db=database(label))
+            dsn = template.format(db=database(label, DB))
             subprocess.run([BINS[0][1], "run", "--db", dsn, "--steps", "l.i0,l.x", "--rows-l-i0", "200000",
                             "--verify", "off", "--out", str(work / "load"), "-q"],
                            check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
