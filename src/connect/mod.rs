@@ -13,6 +13,8 @@ mod rocks;
 mod secrets;
 mod sql;
 mod sqlite;
+mod stream;
+mod tls;
 
 use crate::error::{Error, Result};
 use crate::gen::{KvBatch, RangeQuery, Row, Rows};

@@ -11,6 +11,7 @@
 //! Connections for everything else (the reader of the counters, settings,
 //! sizes, the reference's parallel VACUUMs) still come from the driver.
 
+use crate::connect::stream::{self, Stream};
 use bytes::BytesMut;
 use fallible_iterator::FallibleIterator;
 use postgres::config::Host;
@@ -19,10 +20,9 @@ use postgres::Config;
 use postgres_protocol::authentication::{md5_hash, sasl};
 use postgres_protocol::message::backend::Message;
 use postgres_protocol::message::frontend;
-use rustls::pki_types::ServerName;
-use rustls::{ClientConfig, ClientConnection, StreamOwned};
+use rustls::ClientConfig;
 use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::net::{SocketAddr, TcpStream};
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -79,39 +79,6 @@ fn server_error(body: &postgres_protocol::message::backend::ErrorResponseBody) -
         }
     }
     WireError { code, message }
-}
-
-enum Stream {
-    Tcp(TcpStream),
-    Unix(UnixStream),
-    Tls(Box<StreamOwned<ClientConnection, TcpStream>>),
-}
-
-impl Read for Stream {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => s.read(buf),
-            Stream::Unix(s) => s.read(buf),
-            Stream::Tls(s) => s.read(buf),
-        }
-    }
-}
-
-impl Write for Stream {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => s.write(buf),
-            Stream::Unix(s) => s.write(buf),
-            Stream::Tls(s) => s.write(buf),
-        }
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        match self {
-            Stream::Tcp(s) => s.flush(),
-            Stream::Unix(s) => s.flush(),
-            Stream::Tls(s) => s.flush(),
-        }
-    }
 }
 
 /// Where a connection went: what a cancel request needs to reach the same server.
@@ -186,13 +153,7 @@ fn upgrade(mut tcp: TcpStream, tls: &Arc<ClientConfig>, required: bool, host: &s
         }
         return Ok(Stream::Tcp(tcp));
     }
-    let name = ServerName::try_from(host.to_string()).map_err(|e| tls_error(format!("host name {host:?}: {e}")))?;
-    let conn = ClientConnection::new(tls.clone(), name).map_err(tls_error)?;
-    let mut tls = StreamOwned::new(conn, tcp);
-    while tls.conn.is_handshaking() {
-        tls.conn.complete_io(&mut tls.sock).map_err(tls_error)?;
-    }
-    Ok(Stream::Tls(Box::new(tls)))
+    stream::tls(tcp, tls, host).map_err(tls_error)
 }
 
 /// How much a read asks the socket for.
@@ -266,7 +227,7 @@ impl Wire {
                     UnixStream::connect(&path).map(|s| (Stream::Unix(s), Address::Unix(path), None))
                 }
                 Host::Tcp(name) => {
-                    Self::tcp(name, port, timeout).map(|(s, a)| (Stream::Tcp(s), Address::Tcp(a), Some(name)))
+                    stream::tcp(name, port, timeout).map(|(s, a)| (Stream::Tcp(s), Address::Tcp(a), Some(name)))
                 }
             };
             match opened {
@@ -277,20 +238,6 @@ impl Wire {
             }
         }
         Err(last.map(WireError::from).unwrap_or_else(|| protocol("no host")))
-    }
-
-    fn tcp(name: &str, port: u16, timeout: Duration) -> io::Result<(TcpStream, SocketAddr)> {
-        let mut last = io::Error::new(io::ErrorKind::NotFound, format!("{name}: no address"));
-        for addr in (name, port).to_socket_addrs()? {
-            match TcpStream::connect_timeout(&addr, timeout) {
-                Ok(s) => {
-                    s.set_nodelay(true)?;
-                    return Ok((s, addr));
-                }
-                Err(e) => last = e,
-            }
-        }
-        Err(last)
     }
 
     fn start(
