@@ -307,6 +307,48 @@ fn my_loaded(name: &str) -> Option<String> {
 }
 
 #[test]
+fn a_signal_cancels_a_mariadb_insert_blocked_on_a_lock_mid_step() {
+    use mysql::prelude::Queryable;
+    let Some(db) = my_loaded("ibench_sig_my_insert") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = start(
+        dir.path(),
+        &[
+            "--db",
+            &db,
+            "--steps",
+            "qp100",
+            "--query-seconds",
+            "60",
+            "--rows-per-commit-q",
+            "5",
+        ],
+    );
+    wait_for("the q step", || stderr(dir.path()).contains("qp100: started"));
+    std::thread::sleep(Duration::from_millis(500));
+    // The sessions' own client runs the insert: KILL QUERY must reach its connection.
+    let mut locker = mysql::Conn::new(mysql::Opts::from_url(db.split('?').next().unwrap()).unwrap()).unwrap();
+    locker.query_drop("LOCK TABLES pi1 READ").unwrap();
+    wait_for("an insert waiting", || {
+        my_waiting("ibench_sig_my_insert", "INSERT", "lock")
+    });
+    send(&child, libc::SIGTERM);
+    assert_eq!(
+        exit_code(&mut child, Duration::from_secs(10)),
+        128 + libc::SIGTERM,
+        "{}",
+        stderr(dir.path())
+    );
+    assert_eq!(
+        statuses(dir.path()),
+        ("interrupted".into(), vec![("qp100".into(), "interrupted".into())])
+    );
+    locker.query_drop("UNLOCK TABLES").unwrap();
+}
+
+#[test]
 fn a_signal_cancels_a_mariadb_index_creation_blocked_on_a_lock() {
     use mysql::prelude::Queryable;
     let Some(db) = my_loaded("ibench_sig_index") else {

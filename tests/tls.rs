@@ -238,5 +238,49 @@ fn mariadb_required_encrypts_and_verify_identity_checks_the_name() {
     assert!(tls_of(&format!("{}?ssl-mode=VERIFY_CA&ssl-ca={other}", base("localhost"))).is_err());
     let bad = tls_of(&format!("{}?ssl-mode=sometimes", base("127.0.0.1"))).unwrap_err();
     assert!(bad.contains("ssl-mode"), "{bad}");
+    // The sessions' own client encrypts too: an account that requires TLS
+    // runs the benchmark's statements (loads, a query step, verification).
+    {
+        use mysql::prelude::Queryable;
+        let mut admin = mysql::Conn::new(mysql::Opts::from_url(&base("127.0.0.1")).unwrap()).unwrap();
+        admin
+            .query_drop(
+                // At localhost too: the server's anonymous ''@'localhost' would match before '%'.
+                "CREATE USER 'tls_only'@'%' REQUIRE SSL; GRANT ALL ON test.* TO 'tls_only'@'%'; \
+                 CREATE USER 'tls_only'@'localhost' REQUIRE SSL; GRANT ALL ON test.* TO 'tls_only'@'localhost'",
+            )
+            .unwrap();
+    }
+    let tls_only = |mode: &str| {
+        let dsn = format!(
+            "mysql://tls_only@localhost:{}/test?ssl-mode={mode}&ssl-ca={ca}",
+            server.port()
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let config = serde_json::json!({"db": dsn, "steps": ["l.i0", "l.x", "l.i1", "qr100"], "rows_l_i0": 1000, "rows_l_i1": 1000,
+            "query_seconds": 1});
+        ibench::exec::run(
+            &ibench::workload::Config::resolve(&[config.as_object().unwrap().clone()]).unwrap(),
+            dir.path(),
+            &ibench::exec::Silent,
+            &ibench::Stop::new(),
+        )
+    };
+    for mode in ["REQUIRED", "VERIFY_IDENTITY"] {
+        let out = tls_only(mode).unwrap();
+        assert_eq!(out.results.run.status, "ok", "{mode}: {:?}", out.results.run.error);
+        assert!(
+            out.results.run.settings.contains("TLSv1"),
+            "{}",
+            out.results.run.settings
+        );
+    }
+    let refused = tls_only("DISABLED")
+        .map(|o| o.results.run.error)
+        .map_err(|e| e.to_string());
+    assert!(
+        format!("{refused:?}").contains("Access denied for user 'tls_only'"),
+        "{refused:?}"
+    );
     server.stop(None).unwrap();
 }

@@ -45,3 +45,47 @@ fn postgres_over_127_0_0_1_is_tcp_and_over_a_socket_directory_is_the_socket() {
     let kv = format!("host={dir} port={port} user=postgres dbname=postgres");
     assert_eq!(transport(&kv), "unix socket");
 }
+
+/// The hosts the server lists for connections to `db` once only the
+/// session's is left (the connector's own closes as it is made).
+fn session_hosts(admin: &mut mysql::Conn, dsn: &str, db: &str) -> Vec<String> {
+    use mysql::prelude::Queryable;
+    let c = ibench::connect::open(dsn).unwrap_or_else(|e| panic!("{dsn}: {e}"));
+    let _session = c.session().unwrap_or_else(|e| panic!("{dsn}: {e}"));
+    let sql = format!("SELECT host FROM information_schema.processlist WHERE db = '{db}' AND command <> 'Killed'");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let hosts: Vec<String> = admin.query(&sql).unwrap();
+        if hosts.len() == 1 || std::time::Instant::now() > deadline {
+            return hosts;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_mariadb_session_connects_over_the_transport_its_dsn_names() {
+    let admin = mysql_admin();
+    let Ok(mut c) = mysql::Conn::new(mysql::Opts::from_url(&admin).unwrap()) else {
+        assert!(!reachable("MariaDB", false));
+        return;
+    };
+    use mysql::prelude::Queryable;
+    let socket: String = c.query_first("SELECT @@socket").unwrap().unwrap();
+    let db = "ib_transport_session";
+    c.query_drop(format!("CREATE DATABASE IF NOT EXISTS {db}")).unwrap();
+    let base = format!("{}/{db}", admin.rsplit_once('/').unwrap().0);
+    // The sessions' own client, not only the connector's driver: the server
+    // lists a TCP connection by host and port, a socket's as `localhost`.
+    let tcp = session_hosts(&mut c, &base, db);
+    assert!(tcp.len() == 1 && tcp[0].contains(':'), "{tcp:?}");
+    assert_eq!(
+        session_hosts(&mut c, &format!("{base}?socket={socket}"), db),
+        ["localhost"]
+    );
+    assert_eq!(
+        session_hosts(&mut c, &format!("{base}?prefer_socket=true"), db),
+        ["localhost"]
+    );
+    c.query_drop(format!("DROP DATABASE {db}")).unwrap();
+}

@@ -24,10 +24,9 @@ impl MysqlSession {
         if let Some(s) = self.kv_puts.get(&key) {
             return Ok(s.clone());
         }
-        let s = self
-            .conn
-            .prep(self.sql.dialect.kv_upsert(table, n))
-            .map_err(|e| my_err(&self.target, "prepare put", e))?;
+        let text = self.sql.dialect.kv_upsert(table, n);
+        let (conn, target) = self.conn_target()?;
+        let s = conn.prep(text).map_err(|e| my_err(target, "prepare put", e))?;
         self.kv_puts.insert(key, s.clone());
         Ok(s)
     }
@@ -49,17 +48,15 @@ impl MysqlSession {
         for chunk in &chunks {
             statements.push(prepare(self, chunk.len())?);
         }
-        let target = &self.target;
+        let (conn, target) = self.conn_target()?;
         match chunks.len() {
             0 => Ok(()),
-            1 => self
-                .conn
+            1 => conn
                 .exec_drop(&statements[0], params(chunks[0].clone()))
                 .map_err(|e| my_err(target, what, e)),
             _ => {
                 // Dropped without a commit (an error), the transaction rolls back.
-                let mut tx = self
-                    .conn
+                let mut tx = conn
                     .start_transaction(TxOpts::default())
                     .map_err(|e| my_err(target, "begin", e))?;
                 for (stmt, chunk) in statements.iter().zip(chunks) {
@@ -73,9 +70,8 @@ impl MysqlSession {
     /// Pairs read by `text` (a scan) with parameters `start` and `limit`.
     fn scan_with(&mut self, text: String, start: &[u8], limit: usize, out: &mut KvBatch) -> Result<usize> {
         out.clear();
-        let target = &self.target;
-        let rows = self
-            .conn
+        let (conn, target) = self.conn_target()?;
+        let rows = conn
             .exec_iter(text, (start, limit as u64))
             .map_err(|e| my_err(target, "scan", e))?;
         for row in rows {
@@ -126,17 +122,16 @@ impl KvSession for MysqlSession {
         let prepare = |s: &mut Self, n: usize| {
             // The driver caches prepared statements by their text.
             let text = s.sql.dialect.kv_delete(table, n);
-            s.conn.prep(text).map_err(|e| my_err(&s.target, "prepare delete", e))
+            s.conn()?.prep(text).map_err(|e| my_err(&s.target, "prepare delete", e))
         };
         self.in_chunks("delete", keys.len(), prepare, |r| key_params(keys, r))
     }
 
     fn get(&mut self, table: &str, key: &[u8], value: &mut Vec<u8>) -> Result<bool> {
         value.clear();
-        let found: Option<Vec<u8>> = self
-            .conn
-            .exec_first(self.sql.dialect.kv_get(table), (key,))
-            .map_err(|e| my_err(&self.target, "get", e))?;
+        let text = self.sql.dialect.kv_get(table);
+        let (conn, target) = self.conn_target()?;
+        let found: Option<Vec<u8>> = conn.exec_first(text, (key,)).map_err(|e| my_err(target, "get", e))?;
         Ok(match found {
             Some(v) => {
                 *value = v;
@@ -157,10 +152,9 @@ impl KvSession for MysqlSession {
     }
 
     fn count(&mut self, table: &str) -> Result<u64> {
-        let n: Option<u64> = self
-            .conn
-            .query_first(self.sql.dialect.count(table))
-            .map_err(|e| my_err(&self.target, "count", e))?;
+        let text = self.sql.dialect.count(table);
+        let (conn, target) = self.conn_target()?;
+        let n: Option<u64> = conn.query_first(text).map_err(|e| my_err(target, "count", e))?;
         Ok(n.unwrap_or(0))
     }
 

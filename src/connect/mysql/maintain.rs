@@ -85,7 +85,7 @@ fn sleep_until(until: Instant, stop: &Stop) {
 impl MysqlSession {
     pub(super) fn status(&mut self, name: &str) -> Result<u64> {
         let row: Option<(String, String)> = self
-            .conn
+            .conn()?
             .query_first(format!("SHOW GLOBAL STATUS LIKE '{name}'"))
             .map_err(|e| my_err(&self.target, "status", e))?;
         Ok(row.and_then(|(_, v)| v.parse().ok()).unwrap_or(0))
@@ -94,7 +94,7 @@ impl MysqlSession {
     /// True when the server has global variable `name`.
     fn has_variable(&mut self, name: &str) -> Result<bool> {
         let row: Option<(String, String)> = self
-            .conn
+            .conn()?
             .query_first(format!("SHOW GLOBAL VARIABLES LIKE '{name}'"))
             .map_err(|e| my_err(&self.target, "variables", e))?;
         Ok(row.is_some())
@@ -105,7 +105,7 @@ impl MysqlSession {
     /// note, when the user lacks the privilege (SUPER, SYSTEM_VARIABLES_ADMIN).
     pub(super) fn set_global(&mut self, name: &str, value: &str, notes: &mut Vec<String>) -> Result<Option<Restore>> {
         let old: Option<String> = self
-            .conn
+            .conn()?
             .query_first(format!("SELECT CAST(@@GLOBAL.{name} AS CHAR)"))
             .map_err(|e| my_err(&self.target, &format!("read {name}"), e))?;
         let set = self.run(&format!("SET GLOBAL {name}"), &format!("SET GLOBAL {name} = {value}"));
@@ -157,7 +157,7 @@ impl MysqlSession {
             dirty = s.status("Innodb_buffer_pool_pages_dirty")?;
             Ok(dirty < 16)
         });
-        let restored = restore.now(Some(&mut self.conn));
+        let restored = restore.now(self.conn().ok());
         if matches!(flushed, Ok(false)) && !stop.requested() {
             notes.push(format!(
                 "InnoDB still had {dirty} dirty pages after {:.0} s of write-back; the wait went on without it",
@@ -184,7 +184,7 @@ impl MysqlSession {
             Some(known) => known,
             None => {
                 let n: Option<u64> = self
-                    .conn
+                    .conn()?
                     .query_first(
                         "SELECT COUNT(*) FROM information_schema.tables
                          WHERE table_schema = 'information_schema' AND table_name = 'ROCKSDB_ACTIVE_COMPACTION_STATS'",
@@ -197,13 +197,13 @@ impl MysqlSession {
         };
         if active {
             let n: Option<u64> = self
-                .conn
+                .conn()?
                 .query_first("SELECT COUNT(*) FROM information_schema.rocksdb_active_compaction_stats")
                 .map_err(err)?;
             return Ok(n.unwrap_or(0) > 0);
         }
         let pending: Option<u64> = self
-            .conn
+            .conn()?
             .query_first(
                 "SELECT COUNT(*) FROM information_schema.ROCKSDB_CFSTATS
                  WHERE (STAT_TYPE IN ('COMPACTION_PENDING', 'MEM_TABLE_FLUSH_PENDING', 'NUM_IMMUTABLE_MEM_TABLE') AND VALUE > 0)
@@ -347,7 +347,7 @@ impl MysqlSession {
             // Back in the reverse order of setting (the limit before its low-water mark).
             let mut restored = Ok(());
             while let Some(mut r) = restores.pop() {
-                let done = r.now(Some(&mut self.conn));
+                let done = r.now(self.conn().ok());
                 restored = restored.and(done);
             }
             (procedure.and(restored), analyzed)

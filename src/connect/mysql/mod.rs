@@ -1,11 +1,12 @@
 //! `mysql://user:pass@host:port/db?engine=innodb|rocksdb&socket=PATH&engine_options=...`
-//! — MySQL and MariaDB through the `mysql` crate, InnoDB or the RocksDB
-//! engine (MyRocks).
+//! — MySQL and MariaDB, InnoDB or the RocksDB engine (MyRocks).
 //!
 //! InnoDB gets its three indexes in one ALTER TABLE, RocksDB one ALTER per
 //! index. `session.rs` runs the benchmark's statements, server-side
-//! prepared or as text; `maintain.rs` the wait step and the settings it
-//! changes and restores; `kv.rs` the key/value steps.
+//! prepared or as text, through the sessions' own client (`wire.rs`);
+//! `maintain.rs` the wait step and the settings it changes and restores;
+//! `kv.rs` the key/value steps. Those two, the counters and the checks
+//! here use the `mysql` crate.
 
 mod kv;
 mod maintain;
@@ -13,6 +14,7 @@ mod options;
 mod rocksdb_log;
 mod session;
 mod stats;
+mod wire;
 
 use super::sql::{Dialect, Engine, SessionSql};
 use super::{Connector, KvSession, ServerCounters, Session, SessionSpec, Sizes};
@@ -41,6 +43,8 @@ pub struct MysqlConnector {
     rocksdb_dir: OnceLock<Option<PathBuf>>,
     spec: SessionSpec,
     ssl_mode: options::SslMode,
+    /// How the sessions' own client connects.
+    dial: wire::Dial,
     /// Where the password came from (dsn, MYSQL_PWD, option file, ...).
     password_source: &'static str,
 }
@@ -51,17 +55,20 @@ pub struct MysqlConnector {
 /// statement killed by `KILL QUERY` (a stop request).
 pub(super) fn my_err(target: &str, what: &str, e: mysql::Error) -> Error {
     match e {
-        mysql::Error::MySqlError(m) => {
-            let kind = match m.code {
-                1213 | 1205 => DbErrorKind::Retryable,
-                1227 | 1142 | 1044 | 1370 => DbErrorKind::Privilege,
-                1317 | 3024 | 1969 => DbErrorKind::Canceled,
-                _ => DbErrorKind::Other,
-            };
-            Error::database_kind(target, format!("{what}: {} ({})", m.message, m.code), kind)
-        }
+        mysql::Error::MySqlError(m) => server_error(target, what, m.code, &m.message),
         other => Error::database(target, format!("{what}: {other}")),
     }
+}
+
+/// A server's error by its code, from either client.
+pub(super) fn server_error(target: &str, what: &str, code: u16, message: &str) -> Error {
+    let kind = match code {
+        1213 | 1205 => DbErrorKind::Retryable,
+        1227 | 1142 | 1044 | 1370 => DbErrorKind::Privilege,
+        1317 | 3024 | 1969 => DbErrorKind::Canceled,
+        _ => DbErrorKind::Other,
+    };
+    Error::database_kind(target, format!("{what}: {message} ({code})"), kind)
 }
 
 /// Runs a privileged maintenance statement: a missing privilege is a note
@@ -183,8 +190,20 @@ impl MysqlConnector {
             .socket(socket)
             .stmt_cache_size(STATEMENT_CACHE)
             .into();
+        let dial = wire::Dial {
+            host: opts.get_ip_or_hostname().to_string(),
+            port: opts.get_tcp_port(),
+            socket: opts.get_socket().map(PathBuf::from),
+            user: opts.get_user().unwrap_or("").to_string(),
+            password: opts.get_pass().map(str::to_string),
+            database: opts.get_db_name().map(str::to_string),
+            tls: ssl_mode.rustls(ssl_ca.as_deref())?,
+            timeout: CONNECT_TIMEOUT,
+            init: opts.get_init(),
+        };
         let mut connector = MysqlConnector {
             opts,
+            dial,
             engine,
             engine_options,
             target,
@@ -204,6 +223,11 @@ impl MysqlConnector {
             }
             _ => connector.connect()?,
         };
+        // prefer_socket=true: the sessions take the socket the driver would.
+        if connector.opts.get_prefer_socket() && connector.dial.socket.is_none() && connector.local() {
+            let path: Option<String> = conn.query_first("SELECT @@socket").ok().flatten();
+            connector.dial.socket = path.map(PathBuf::from).filter(|p| p.exists());
+        }
         // As text: a run with literal statements prepares nothing on the server.
         let supported: Option<String> = conn
             .query_first(format!(
@@ -235,29 +259,30 @@ impl MysqlConnector {
     }
 
     fn open_session(&self) -> Result<MysqlSession> {
-        Ok(MysqlSession {
-            conn: self.connect()?,
-            opts: self.opts.clone(),
-            sql: SessionSql::new(Dialect::Mysql {
-                engine: self.engine,
-                options: self.engine_options.clone(),
-            }),
-            spec: self.spec,
-            inserts: (String::new(), std::collections::HashMap::new()),
-            kv_puts: std::collections::HashMap::new(),
-            statements: Default::default(),
+        let wire = wire::Wire::connect(&self.dial).map_err(|e| {
+            let user = &self.dial.user;
+            Error::database(&self.target, format!("cannot connect as user {user:?}: {e}"))
+        })?;
+        let sql = SessionSql::new(Dialect::Mysql {
             engine: self.engine,
-            target: self.target.clone(),
-            active_compactions: None,
-            rocksdb_log: match self.engine {
-                // A local server's event log says which compactions run.
-                Engine::RocksDb => self
-                    .data_path()
-                    .and_then(|d| self.rocksdb_dir(&d))
-                    .and_then(|r| rocksdb_log::EventLog::open(r.join("LOG"))),
-                Engine::InnoDb => None,
-            },
-        })
+            options: self.engine_options.clone(),
+        });
+        let mut session = MysqlSession::new(
+            wire,
+            self.opts.clone(),
+            sql,
+            self.spec,
+            self.engine,
+            self.target.clone(),
+        );
+        // A local MyRocks' event log says which compactions run.
+        if self.engine == Engine::RocksDb {
+            session.rocksdb_log = self
+                .data_path()
+                .and_then(|d| self.rocksdb_dir(&d))
+                .and_then(|r| rocksdb_log::EventLog::open(r.join("LOG")));
+        }
+        Ok(session)
     }
 
     fn local(&self) -> bool {

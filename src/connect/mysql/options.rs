@@ -4,8 +4,11 @@
 //! and the password from the DSN, a password file ibench was given, the
 //! option file or `MYSQL_PWD`, in that order.
 
+use crate::connect::tls::{client_config, Check};
 use crate::error::{Error, Result};
+use rustls::ClientConfig;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// The `mysql` client's `--ssl-mode`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -46,6 +49,19 @@ impl SslMode {
             SslMode::VerifyCa => "VERIFY_CA",
             SslMode::VerifyIdentity => "VERIFY_IDENTITY",
         }
+    }
+
+    /// The sessions' own client's TLS for this mode, and whether it is
+    /// required (None: plain). As the driver's options below.
+    pub(crate) fn rustls(self, ca: Option<&Path>) -> Result<Option<(Arc<ClientConfig>, bool)>> {
+        let (check, ca) = match self {
+            SslMode::Disabled => return Ok(None),
+            SslMode::Preferred => (Check::Encrypt, None),
+            SslMode::Required => (Check::Encrypt, ca),
+            SslMode::VerifyCa => (Check::Chain, ca),
+            SslMode::VerifyIdentity => (Check::Full, ca),
+        };
+        Ok(Some((client_config(check, ca, "ssl-ca")?, self != SslMode::Preferred)))
     }
 
     /// The driver's TLS options for this mode (None: plain).

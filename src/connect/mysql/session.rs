@@ -1,33 +1,39 @@
-//! The Insert Benchmark's statements on MySQL and MariaDB. Prepared (the
-//! default): server-side prepared statements (the driver's statement
-//! cache) with binary parameters. Literal (the reference client's): SQL
-//! text with the values in it (COM_QUERY), nothing prepared on the server.
+//! The Insert Benchmark's statements on MySQL and MariaDB, through the
+//! sessions' own client ([`wire`]). Prepared (the default): server-side
+//! prepared statements with binary parameters. Literal (the reference
+//! client's): SQL text with the values in it (COM_QUERY), nothing prepared
+//! on the server. Maintenance and the key/value steps use a second
+//! connection, the driver's, opened when first needed.
 
 use super::my_err;
+use super::wire::{self, Param, Wire};
 use crate::connect::sql::{self, Engine, SessionSql};
 use crate::connect::{Bounds, Maintenance, Session, SessionSpec, Statements};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::gen::{RangeQuery, Row, Rows};
 use crate::stop::Interrupter;
 use mysql::prelude::Queryable;
-use mysql::{Conn, Opts, Params, Value};
+use mysql::{Conn, Opts};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
-/// One connection.
+/// One session: the benchmark's statements on its own connection.
 pub(crate) struct MysqlSession {
-    pub(super) conn: Conn,
+    pub(super) wire: Wire,
+    /// The driver's connection (maintenance, key/value steps), opened when first needed.
+    pub(super) admin: Option<Conn>,
+    /// The driver connection's id once open, for cancelling what it runs.
+    admin_id: Arc<AtomicU32>,
     /// For more connections: cancelling a statement, restoring a setting
     /// after this connection was lost, the reference's parallel ANALYZEs.
     pub(super) opts: Opts,
     pub(super) sql: SessionSql,
     pub(super) spec: SessionSpec,
     /// The inserts of the current table, by rows.
-    pub(super) inserts: (String, HashMap<usize, mysql::Statement>),
-    /// The other prepared statements by their text: passing the text to
-    /// the driver would have it scan the text for named parameters on
-    /// every execution (a profile's top entry of the client's own code).
-    pub(super) statements: Statements<mysql::Statement>,
+    pub(super) inserts: (String, HashMap<usize, wire::Statement>),
+    /// The other prepared statements by their text.
+    pub(super) statements: Statements<wire::Statement>,
     /// The key/value upserts by (table, pairs).
     pub(super) kv_puts: HashMap<(String, usize), mysql::Statement>,
     pub(super) engine: Engine,
@@ -38,115 +44,139 @@ pub(crate) struct MysqlSession {
     pub(super) rocksdb_log: Option<super::rocksdb_log::EventLog>,
 }
 
-/// Unix microseconds as a DATETIME value (UTC).
-fn datetime(micros: i64) -> Value {
-    let t = time::OffsetDateTime::from_unix_timestamp_nanos(micros as i128 * 1000).expect("a DATETIME's range");
-    Value::Date(
-        t.year() as u16,
-        t.month() as u8,
-        t.day(),
-        t.hour(),
-        t.minute(),
-        t.second(),
-        t.microsecond(),
-    )
-}
-
-/// A DATETIME value as Unix microseconds (UTC); `i64::MIN` for anything else.
-fn micros(v: &Value) -> i64 {
-    let Value::Date(year, month, day, hour, minute, second, micros) = *v else {
-        return i64::MIN;
-    };
-    let date = time::Month::try_from(month)
-        .ok()
-        .and_then(|m| time::Date::from_calendar_date(year as i32, m, day).ok());
-    let clock = time::Time::from_hms_micro(hour, minute, second, micros).ok();
-    match (date, clock) {
-        (Some(d), Some(t)) => (time::PrimitiveDateTime::new(d, t).assume_utc().unix_timestamp_nanos() / 1000) as i64,
-        _ => i64::MIN,
+/// A session client's error as ibench's, kinds as [`my_err`] gives them.
+pub(super) fn wire_err(target: &str, what: &str, e: wire::WireError) -> Error {
+    match e.code {
+        Some(code) => super::server_error(target, what, code, &e.message),
+        None => Error::database(target, format!("{what}: {}", e.message)),
     }
 }
 
-/// A DATETIME read as text (`YYYY-MM-DD HH:MM:SS[.ffffff]`) as Unix microseconds (UTC).
-fn micros_of_text(v: &Value) -> i64 {
-    let Value::Bytes(b) = v else {
-        return micros(v);
-    };
-    let text = String::from_utf8_lossy(b);
+/// A DATETIME read as text (`YYYY-MM-DD HH:MM:SS[.ffffff]`) as Unix microseconds (UTC); `i64::MIN` if not one.
+fn micros_of_text(text: &[u8]) -> i64 {
     let format = time::macros::format_description!(
         version = 2,
         "[year]-[month]-[day] [hour]:[minute]:[second][optional [.[subsecond]]]"
     );
-    time::PrimitiveDateTime::parse(&text, format)
+    std::str::from_utf8(text)
+        .ok()
+        .and_then(|t| time::PrimitiveDateTime::parse(t, format).ok())
         .map(|t| (t.assume_utc().unix_timestamp_nanos() / 1000) as i64)
         .unwrap_or(i64::MIN)
 }
 
-/// `sql`, prepared once per session (cached by its text).
+/// A text value parsed as T (T's default when NULL or not one).
+fn parsed<T: std::str::FromStr + Default>(v: Option<&[u8]>) -> T {
+    v.and_then(|b| std::str::from_utf8(b).ok()?.parse().ok())
+        .unwrap_or_default()
+}
+
+/// `sql`, prepared once per session (cached by its text). Apart from the
+/// session, so the text can be borrowed from the session's own SQL.
 fn prepared(
-    conn: &mut Conn,
-    cache: &mut Statements<mysql::Statement>,
+    wire: &mut Wire,
+    cache: &mut Statements<wire::Statement>,
     target: &str,
     sql: &str,
-) -> Result<mysql::Statement> {
+) -> Result<wire::Statement> {
     if let Some(s) = cache.get(sql) {
-        return Ok(s.clone());
+        return Ok(*s);
     }
-    let s = conn.prep(sql).map_err(|e| my_err(target, "prepare", e))?;
-    cache.insert(sql.to_string(), s.clone());
+    let s = wire.prepare(sql).map_err(|e| wire_err(target, "prepare", e))?;
+    cache.insert(sql.to_string(), s);
     Ok(s)
 }
 
-/// The rows of a result (text or binary), counted as they arrive, not kept.
-fn counted<T: mysql::prelude::Protocol>(
-    result: mysql::Result<mysql::QueryResult<'_, '_, '_, T>>,
-    target: &str,
-    what: &str,
-) -> Result<usize> {
-    let mut n = 0;
-    for row in result.map_err(|e| my_err(target, what, e))? {
-        row.map_err(|e| my_err(target, what, e))?;
-        n += 1;
-    }
-    Ok(n)
-}
-
 impl MysqlSession {
-    pub(super) fn run(&mut self, what: &str, sql: &str) -> Result<()> {
-        self.conn.query_drop(sql).map_err(|e| my_err(&self.target, what, e))
+    pub(super) fn new(
+        wire: Wire,
+        opts: Opts,
+        sql: SessionSql,
+        spec: SessionSpec,
+        engine: Engine,
+        target: String,
+    ) -> Self {
+        MysqlSession {
+            wire,
+            admin: None,
+            admin_id: Arc::new(AtomicU32::new(0)),
+            opts,
+            sql,
+            spec,
+            inserts: (String::new(), HashMap::new()),
+            statements: Default::default(),
+            kv_puts: HashMap::new(),
+            engine,
+            target,
+            active_compactions: None,
+            rocksdb_log: None,
+        }
     }
 
-    /// Runs DDL, forgetting prepared statements (they may name a dropped table).
+    /// The driver's connection, opened on first use.
+    pub(super) fn conn(&mut self) -> Result<&mut Conn> {
+        if self.admin.is_none() {
+            let conn = Conn::new(self.opts.clone()).map_err(|e| my_err(&self.target, "connect", e))?;
+            self.admin_id.store(conn.connection_id(), Ordering::Relaxed);
+            self.admin = Some(conn);
+        }
+        Ok(self.admin.as_mut().expect("opened above"))
+    }
+
+    /// [`MysqlSession::conn`], and the target (for errors) beside it.
+    pub(super) fn conn_target(&mut self) -> Result<(&mut Conn, &str)> {
+        self.conn()?;
+        Ok((self.admin.as_mut().expect("opened above"), &self.target))
+    }
+
+    /// Runs a statement as text on the session's connection.
+    pub(super) fn run(&mut self, what: &str, sql: &str) -> Result<()> {
+        self.wire
+            .query(sql)
+            .map(drop)
+            .map_err(|e| wire_err(&self.target, what, e))
+    }
+
+    /// Runs DDL, forgetting prepared statements (they may name a dropped
+    /// table) and closing them on the server.
     pub(super) fn ddl(&mut self, what: &str, statements: Vec<String>) -> Result<()> {
-        self.inserts.1.clear();
+        let held: Vec<wire::Statement> = self
+            .inserts
+            .1
+            .drain()
+            .map(|(_, s)| s)
+            .chain(self.statements.drain().map(|(_, s)| s))
+            .collect();
+        for s in held {
+            self.wire.close(s).map_err(|e| wire_err(&self.target, what, e))?;
+        }
         self.kv_puts.clear();
-        self.statements.clear();
         for sql in statements {
             self.run(what, &sql)?;
         }
         Ok(())
     }
 
-    /// Cancels the statement this connection runs: `KILL QUERY` from a second connection.
+    /// Cancels the statement this session runs: `KILL QUERY` from another
+    /// connection, for the session's connection and the driver's.
     pub(super) fn cancel_handle(&self) -> Interrupter {
-        let (opts, id) = (self.opts.clone(), self.conn.connection_id());
+        let (opts, id, admin) = (self.opts.clone(), self.wire.connection_id(), self.admin_id.clone());
         Arc::new(move || {
             if let Ok(mut c) = Conn::new(opts.clone()) {
                 let _ = c.query_drop(format!("KILL QUERY {id}"));
+                match admin.load(Ordering::Relaxed) {
+                    0 => {}
+                    other => {
+                        let _ = c.query_drop(format!("KILL QUERY {other}"));
+                    }
+                }
             }
         })
     }
 
-    /// A prepared statement's execution; the rows it returned (counted as they arrive).
-    fn count_prepared(&mut self, what: &str, stmt: &mysql::Statement, params: Params) -> Result<usize> {
-        let result = self.conn.exec_iter(stmt, params);
-        counted(result, &self.target, what)
-    }
-
-    /// A statement as text; the rows it returned.
+    /// A statement as text; the rows it returned (counted, not kept).
     fn count_text(&mut self, what: &str, sql: &str) -> Result<usize> {
-        let result = self.conn.query_iter(sql);
-        counted(result, &self.target, what)
+        self.wire.query(sql).map_err(|e| wire_err(&self.target, what, e))
     }
 
     fn insert_prepared(&mut self, table: &str, rows: &Rows) -> Result<()> {
@@ -155,33 +185,34 @@ impl MysqlSession {
             self.inserts = (table.to_string(), HashMap::new());
         }
         let stmt = match self.inserts.1.get(&n) {
-            Some(s) => s.clone(),
+            Some(s) => *s,
             None => {
                 let s = self
-                    .conn
-                    .prep(self.sql.dialect.insert(table, n, server_keys))
-                    .map_err(|e| my_err(&self.target, "prepare insert", e))?;
-                self.inserts.1.insert(n, s.clone());
+                    .wire
+                    .prepare(&self.sql.dialect.insert(table, n, server_keys))
+                    .map_err(|e| wire_err(&self.target, "prepare insert", e))?;
+                self.inserts.1.insert(n, s);
                 s
             }
         };
         let mut values = Vec::with_capacity(n * sql::per_row(server_keys));
         for i in 0..n {
             if !server_keys {
-                values.push(Value::Int(rows.transactionid[i]));
+                values.push(Param::Int(rows.transactionid[i]));
             }
-            values.push(datetime(rows.dateandtime[i]));
-            values.push(Value::Int(rows.cashregisterid[i] as i64));
-            values.push(Value::Int(rows.customerid[i] as i64));
-            values.push(Value::Int(rows.productid[i] as i64));
-            values.push(Value::Int(rows.price[i] as i64));
-            values.push(Value::Bytes(
-                rows.data[rows.data_offsets[i] as usize..rows.data_offsets[i + 1] as usize].to_vec(),
+            values.push(Param::DateTime(rows.dateandtime[i]));
+            values.push(Param::Int(rows.cashregisterid[i] as i64));
+            values.push(Param::Int(rows.customerid[i] as i64));
+            values.push(Param::Int(rows.productid[i] as i64));
+            values.push(Param::Int(rows.price[i] as i64));
+            values.push(Param::Bytes(
+                &rows.data[rows.data_offsets[i] as usize..rows.data_offsets[i + 1] as usize],
             ));
         }
-        self.conn
-            .exec_drop(&stmt, Params::Positional(values))
-            .map_err(|e| my_err(&self.target, "insert", e))
+        self.wire
+            .execute(stmt, &values)
+            .map(drop)
+            .map_err(|e| wire_err(&self.target, "insert", e))
     }
 }
 
@@ -205,7 +236,7 @@ impl Session for MysqlSession {
         }
         // A multi-row insert's LAST_INSERT_ID() is its first row's key, and
         // one statement's keys are consecutive (one inserter per table).
-        Ok(self.spec.server_keys.then(|| self.conn.last_insert_id()))
+        Ok(self.spec.server_keys.then(|| self.wire.last_insert_id()))
     }
 
     fn delete(&mut self, table: &str, from: u64, n: u64) -> Result<u64> {
@@ -213,11 +244,11 @@ impl Session for MysqlSession {
         match (self.spec.server_keys, self.spec.literal) {
             (true, true) => {
                 let text = self.sql.dialect.delete_oldest(table, Some((from, n)));
-                self.conn.query_drop(text).map_err(|e| my_err(target, "delete", e))?;
+                self.run("delete", &text)?;
             }
             (false, true) => {
                 let text = self.sql.dialect.delete_literal(table, from..from + n);
-                self.conn.query_drop(text).map_err(|e| my_err(target, "delete", e))?;
+                self.run("delete", &text)?;
             }
             (server_keys, false) => {
                 let t = self.sql.table(table);
@@ -226,13 +257,13 @@ impl Session for MysqlSession {
                 } else {
                     (t.delete(), from + n)
                 };
-                let stmt = prepared(&mut self.conn, &mut self.statements, target, sql)?;
-                self.conn
-                    .exec_drop(&stmt, (from, second))
-                    .map_err(|e| my_err(target, "delete", e))?;
+                let stmt = prepared(&mut self.wire, &mut self.statements, target, sql)?;
+                self.wire
+                    .execute(stmt, &[Param::UInt(from), Param::UInt(second)])
+                    .map_err(|e| wire_err(target, "delete", e))?;
             }
         }
-        Ok(self.conn.affected_rows())
+        Ok(self.wire.affected_rows())
     }
 
     fn range_query(&mut self, table: &str, query: &RangeQuery, indexed: bool) -> Result<usize> {
@@ -241,8 +272,10 @@ impl Session for MysqlSession {
             return self.count_text("range query", &text);
         }
         let sql = self.sql.table(table).range(query.index, indexed);
-        let stmt = prepared(&mut self.conn, &mut self.statements, &self.target, sql)?;
-        self.count_prepared("range query", &stmt, Params::from((query.lower,)))
+        let stmt = prepared(&mut self.wire, &mut self.statements, &self.target, sql)?;
+        self.wire
+            .execute(stmt, &[Param::Int(query.lower as i64)])
+            .map_err(|e| wire_err(&self.target, "range query", e))
     }
 
     fn point_query(&mut self, table: &str, keys: &[u64]) -> Result<usize> {
@@ -250,24 +283,24 @@ impl Session for MysqlSession {
             let text = self.sql.dialect.point_literal(table, keys);
             return self.count_text("point query", &text);
         }
-        let params = Params::Positional(keys.iter().map(|&k| Value::UInt(k)).collect());
         let stmt = if keys.len() == crate::gen::POINT_KEYS {
             let sql = self.sql.table(table).point();
-            prepared(&mut self.conn, &mut self.statements, &self.target, sql)?
+            prepared(&mut self.wire, &mut self.statements, &self.target, sql)?
         } else {
             let sql = self.sql.dialect.point_query(table, keys.len());
-            prepared(&mut self.conn, &mut self.statements, &self.target, &sql)?
+            prepared(&mut self.wire, &mut self.statements, &self.target, &sql)?
         };
-        self.count_prepared("point query", &stmt, params)
+        let params: Vec<Param<'_>> = keys.iter().map(|&k| Param::UInt(k)).collect();
+        self.wire
+            .execute(stmt, &params)
+            .map_err(|e| wire_err(&self.target, "point query", e))
     }
 
     fn key_extreme(&mut self, table: &str, max: bool) -> Result<Option<u64>> {
         let text = self.sql.dialect.key_extreme(table, max);
-        let v: Option<Option<u64>> = self
-            .conn
-            .query_first(text)
-            .map_err(|e| my_err(&self.target, "key bound", e))?;
-        Ok(v.flatten())
+        self.wire
+            .query_first(&text)
+            .map_err(|e| wire_err(&self.target, "key bound", e))
     }
 
     fn maintain(&mut self, m: &Maintenance<'_>) -> Result<Vec<String>> {
@@ -281,20 +314,14 @@ impl Session for MysqlSession {
     fn bounds(&mut self, table: &str, count: bool) -> Result<Option<Bounds>> {
         // One row from each end of the primary key: no scan.
         let [first, last] = self.sql.dialect.key_bounds(table);
-        let mut end = |sql: &str| -> Result<Option<u64>> {
-            self.conn
-                .query_first(sql)
-                .map_err(|e| my_err(&self.target, "bounds", e))
+        let target = &self.target;
+        let mut first_value = |what: &str, sql: &str| -> Result<Option<u64>> {
+            self.wire.query_first(sql).map_err(|e| wire_err(target, what, e))
         };
-        let (min, max) = (end(&first)?, end(&last)?);
-        let count = if count {
-            let n: Option<u64> = self
-                .conn
-                .query_first(self.sql.dialect.count(table))
-                .map_err(|e| my_err(&self.target, "count", e))?;
-            Some(n.unwrap_or(0))
-        } else {
-            None
+        let (min, max) = (first_value("bounds", &first)?, first_value("bounds", &last)?);
+        let count = match count {
+            true => Some(first_value("count", &self.sql.dialect.count(table))?.unwrap_or(0)),
+            false => None,
         };
         Ok(Some(Bounds { count, min, max }))
     }
@@ -308,22 +335,23 @@ impl Session for MysqlSession {
         for chunk in keys.chunks(sql::ROWS_PER_READ) {
             // As text, the keys in it: verify prepares nothing on the server either.
             let sql = self.sql.dialect.rows_listed(table, chunk);
-            let rows: Vec<mysql::Row> = self
-                .conn
-                .query(&sql)
-                .map_err(|e| my_err(&self.target, "read rows", e))?;
-            for r in rows {
-                let when: Value = r.get(1).unwrap_or(Value::NULL);
-                out.push(Row {
-                    transactionid: r.get(0).unwrap_or_default(),
-                    dateandtime: micros_of_text(&when),
-                    cashregisterid: r.get(2).unwrap_or_default(),
-                    customerid: r.get(3).unwrap_or_default(),
-                    productid: r.get(4).unwrap_or_default(),
-                    price: r.get(5).unwrap_or_default(),
-                    data: r.get(6).unwrap_or_default(),
-                });
-            }
+            self.wire
+                .query_each(&sql, |r| {
+                    let at = |i: usize| r.get(i).copied().flatten();
+                    out.push(Row {
+                        transactionid: parsed(at(0)),
+                        dateandtime: at(1).map_or(i64::MIN, micros_of_text),
+                        cashregisterid: parsed(at(2)),
+                        customerid: parsed(at(3)),
+                        productid: parsed(at(4)),
+                        price: parsed(at(5)),
+                        data: at(6)
+                            .map(|d| String::from_utf8_lossy(d).into_owned())
+                            .unwrap_or_default(),
+                    });
+                    Ok(())
+                })
+                .map_err(|e| wire_err(&self.target, "read rows", e))?;
         }
         Ok(out)
     }
