@@ -363,7 +363,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_held_statement_survives_more_statements_than_the_drivers_default_cache() {
+    fn a_held_statement_survives_many_more_prepared_statements() {
         let dsn = "mysql://root@127.0.0.1:3306/test";
         let mut s = match MysqlConnector::new(dsn).and_then(|c| c.open_session()) {
             Ok(s) => s,
@@ -375,8 +375,8 @@ mod tests {
         s.create_table(table).unwrap();
         let keys: Vec<u64> = (1..=crate::gen::POINT_KEYS as u64).collect();
         assert_eq!(s.point_query(table, &keys).unwrap(), 0);
-        // 40 more statements: the driver's default cache (32) would evict,
-        // and close on the server, the one this session holds.
+        // 40 more statements: a bounded cache (the driver's held 32) would
+        // evict, and close on the server, the one this session holds.
         for n in 1..=40u64 {
             let keys: Vec<u64> = (0..n + 10).collect();
             s.point_query(table, &keys).unwrap();

@@ -284,6 +284,7 @@ impl Wire {
         }
         self.capabilities = caps;
         let password = dial.password.as_deref();
+        self.supported(&plugin)?;
         let data = plugin.gen_data(password, &nonce);
         let response = HandshakeResponse::new(
             data.as_deref(),
@@ -308,6 +309,7 @@ impl Wire {
                         .map_err(|e| WireError::client(format!("an authentication switch: {e}")))?;
                     plugin = switch.auth_plugin().into_owned();
                     nonce = switch.plugin_data().to_vec();
+                    self.supported(&plugin)?;
                     if let Some(data) = plugin.gen_data(password, &nonce) {
                         data.serialize(self.payload());
                     }
@@ -343,13 +345,26 @@ impl Wire {
                         _ => return Err(protocol("caching_sha2_password's answer")),
                     }
                 }
-                _ => {
-                    return Err(WireError::client(format!(
-                        "authentication with {:?} is not supported by the session client",
-                        String::from_utf8_lossy(plugin.as_bytes())
-                    )))
-                }
+                _ => return Err(protocol("an answer during authentication")),
             }
+        }
+    }
+
+    /// Whether this client can answer `plugin`: an error naming it if not
+    /// (ed25519 and PARSEC are the driver's optional features, and a
+    /// cleartext password goes only over TLS or a local socket).
+    fn supported(&self, plugin: &AuthPlugin<'_>) -> WireResult<()> {
+        match plugin {
+            AuthPlugin::MysqlNativePassword | AuthPlugin::CachingSha2Password => Ok(()),
+            AuthPlugin::MysqlClearPassword if self.secure => Ok(()),
+            other => Err(WireError::client(format!(
+                "authentication with {:?} is not supported by the session client{}",
+                String::from_utf8_lossy(other.as_bytes()),
+                match other {
+                    AuthPlugin::MysqlClearPassword => " over an unencrypted connection",
+                    _ => "",
+                }
+            ))),
         }
     }
 
@@ -814,6 +829,16 @@ mod tests {
         assert_eq!(e.code, Some(1045));
         assert!(e.message.starts_with("Access denied"), "{e}");
         assert!(!e.to_string().contains("s3cret"), "{e}");
+        server.join().unwrap();
+    }
+
+    #[test]
+    fn a_plugin_the_client_cannot_answer_is_named_not_a_panic() {
+        let mut switch = b"\xfeclient_ed25519\0".to_vec();
+        switch.extend_from_slice(b"01234567890123456789012345678901\0");
+        let (dir, server) = serve(vec![(None, switch)]);
+        let e = Wire::connect(&dial(&dir)).err().expect("unsupported");
+        assert!(e.message.contains("\"client_ed25519\" is not supported"), "{e}");
         server.join().unwrap();
     }
 }
