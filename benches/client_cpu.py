@@ -24,6 +24,10 @@ $IBENCH_TARGETS (comma-separated words, e.g. `null,MariaDB`) keeps only the
 targets whose label holds one of them. $ROUNDTRIP_BIN (the binary `cargo
 bench --bench roundtrip --no-run` prints) measures the kernel's floor in
 every round too, so the floor and ibench see the same machine.
+$IBENCH_STEPS (default `l.i1,l.i2,qr100,qp100`) picks the steps, and
+$IBENCH_ROWS (`l.i2=200000`) the rows of a load step: CPU time comes in
+the kernel's 10 ms ticks, so a load step's per-row figure is good to about
+10 ms / rows (0.5 µs at the default 20,000 rows of l.i2).
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ import pyarrow.parquet as pq
 BINS = [
     tuple(b.split("=", 1)) for b in os.environ.get("IBENCH_BINS", "").split(",") if b
 ] or [("ibench", os.environ.get("IBENCH_BIN", "ibench"))]
-STEPS = ["l.i1", "l.i2", "qr100", "qp100"]
+STEPS = [s for s in os.environ.get("IBENCH_STEPS", "l.i1,l.i2,qr100,qp100").split(",") if s]
 TARGETS = [
     ("null", "null:"),
     ("PostgreSQL tcp", "postgres://postgres@127.0.0.1:5432/{db}"),
@@ -72,9 +76,21 @@ def database(label: str, name: str = "ib_client_cpu") -> str:
     return name
 
 
+# Rows per load step. The kernel charges CPU time in ticks (10 ms here), so a
+# load step's per-row figure is good to about 10 ms / rows: $IBENCH_ROWS
+# (`l.i2=200000,...`) buys resolution with time.
+ROWS = {"l.i0": 200_000, "l.i1": 50_000, "l.i2": 20_000}
+for item in filter(None, os.environ.get("IBENCH_ROWS", "").split(",")):
+    step, _, n = item.partition("=")
+    if step not in ROWS or not n.isdigit():
+        sys.exit(f"IBENCH_ROWS: {item!r}: expected l.i0=N, l.i1=N or l.i2=N")
+    ROWS[step] = int(n)
+
+
 def run(binary: str, db: str, steps: list[str], out: str, query_seconds: float) -> list[dict[str, object]]:
-    args = [binary, "run", "--db", db, "--steps", ",".join(steps), "--rows-l-i0", "200000", "--rows-l-i1", "50000",
-            "--rows-l-i2", "20000", "--query-seconds", str(query_seconds), "--verify", "off", "--out", out, "-q"]
+    rows_flags = [a for step, n in ROWS.items() for a in (f"--rows-{step.replace('.', '-')}", str(n))]
+    args = [binary, "run", "--db", db, "--steps", ",".join(steps), *rows_flags,
+            "--query-seconds", str(query_seconds), "--verify", "off", "--out", out, "-q"]
     subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
     latest = sorted(Path(out).iterdir())[-1]
     rows: list[dict[str, object]] = pq.read_table(latest / "steps.parquet").to_pylist()
