@@ -237,17 +237,13 @@ fn run_status(out: &Path) -> String {
     column(&run_dir(out), "runs", "status").remove(0)
 }
 
-#[test]
-fn a_signal_cancels_a_postgres_insert_blocked_on_a_lock_mid_step() {
-    let Some(db) = pg_loaded("ibench_sig_insert") else {
-        return;
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let mut child = start(
-        dir.path(),
+/// A qp100 step of 60 s with 5 rows per insert, once it has run for half a second.
+fn start_qp100(dir: &Path, db: &str) -> Child {
+    let child = start(
+        dir,
         &[
             "--db",
-            &db,
+            db,
             "--steps",
             "qp100",
             "--query-seconds",
@@ -256,21 +252,36 @@ fn a_signal_cancels_a_postgres_insert_blocked_on_a_lock_mid_step() {
             "5",
         ],
     );
-    wait_for("the q step", || stderr(dir.path()).contains("qp100: started"));
+    wait_for("the q step", || stderr(dir).contains("qp100: started"));
     std::thread::sleep(Duration::from_millis(500));
-    let lock = pg_lock(&db, "EXCLUSIVE");
-    wait_for("an insert waiting", || pg_waiting("ibench_sig_insert", "INSERT"));
-    send(&child, libc::SIGTERM);
+    child
+}
+
+/// SIGTERM ends the run as an interrupted qp100 step, with SIGTERM's exit code.
+fn sigterm_interrupts_qp100(child: &mut Child, dir: &Path) {
+    send(child, libc::SIGTERM);
     assert_eq!(
-        exit_code(&mut child, Duration::from_secs(10)),
+        exit_code(child, Duration::from_secs(10)),
         128 + libc::SIGTERM,
         "{}",
-        stderr(dir.path())
+        stderr(dir)
     );
     assert_eq!(
-        statuses(dir.path()),
+        statuses(dir),
         ("interrupted".into(), vec![("qp100".into(), "interrupted".into())])
     );
+}
+
+#[test]
+fn a_signal_cancels_a_postgres_insert_blocked_on_a_lock_mid_step() {
+    let Some(db) = pg_loaded("ibench_sig_insert") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = start_qp100(dir.path(), &db);
+    let lock = pg_lock(&db, "EXCLUSIVE");
+    wait_for("an insert waiting", || pg_waiting("ibench_sig_insert", "INSERT"));
+    sigterm_interrupts_qp100(&mut child, dir.path());
     drop(lock);
 }
 
@@ -313,38 +324,14 @@ fn a_signal_cancels_a_mariadb_insert_blocked_on_a_lock_mid_step() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let mut child = start(
-        dir.path(),
-        &[
-            "--db",
-            &db,
-            "--steps",
-            "qp100",
-            "--query-seconds",
-            "60",
-            "--rows-per-commit-q",
-            "5",
-        ],
-    );
-    wait_for("the q step", || stderr(dir.path()).contains("qp100: started"));
-    std::thread::sleep(Duration::from_millis(500));
+    let mut child = start_qp100(dir.path(), &db);
     // The sessions' own client runs the insert: KILL QUERY must reach its connection.
     let mut locker = mysql::Conn::new(mysql::Opts::from_url(db.split('?').next().unwrap()).unwrap()).unwrap();
     locker.query_drop("LOCK TABLES pi1 READ").unwrap();
     wait_for("an insert waiting", || {
         my_waiting("ibench_sig_my_insert", "INSERT", "lock")
     });
-    send(&child, libc::SIGTERM);
-    assert_eq!(
-        exit_code(&mut child, Duration::from_secs(10)),
-        128 + libc::SIGTERM,
-        "{}",
-        stderr(dir.path())
-    );
-    assert_eq!(
-        statuses(dir.path()),
-        ("interrupted".into(), vec![("qp100".into(), "interrupted".into())])
-    );
+    sigterm_interrupts_qp100(&mut child, dir.path());
     locker.query_drop("UNLOCK TABLES").unwrap();
 }
 

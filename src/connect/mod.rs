@@ -26,6 +26,20 @@ use crate::stop::{Interrupter, Stop};
 /// (SipHash was 6% of a PostgreSQL query's client instructions).
 pub(crate) type Statements<S> = std::collections::HashMap<String, S, foldhash::fast::FixedState>;
 
+/// `sql`'s statement from `cache`, made by `prepare` the first time.
+pub(crate) fn prepared_once<S: Clone>(
+    cache: &mut Statements<S>,
+    sql: &str,
+    prepare: impl FnOnce(&str) -> Result<S>,
+) -> Result<S> {
+    if let Some(s) = cache.get(sql) {
+        return Ok(s.clone());
+    }
+    let s = prepare(sql)?;
+    cache.insert(sql.to_string(), s.clone());
+    Ok(s)
+}
+
 pub use mysql::MysqlConnector;
 pub use null::NullConnector;
 pub use postgres::PostgresConnector;

@@ -9,6 +9,40 @@ use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// A session client's error: the server's (its code, `C`: PostgreSQL's
+/// SQLSTATE, MySQL's error number, and its message) or this side's (a
+/// broken connection, an unexpected message: no code).
+#[derive(Debug)]
+pub(crate) struct WireError<C> {
+    pub(crate) code: Option<C>,
+    pub(crate) message: String,
+}
+
+impl<C: std::fmt::Display> std::fmt::Display for WireError<C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.code {
+            Some(code) => write!(f, "{} ({code})", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+impl<C> WireError<C> {
+    /// An error of this side (no code).
+    pub(crate) fn client(message: impl Into<String>) -> Self {
+        WireError {
+            code: None,
+            message: message.into(),
+        }
+    }
+}
+
+impl<C> From<io::Error> for WireError<C> {
+    fn from(e: io::Error) -> Self {
+        WireError::client(format!("connection: {e}"))
+    }
+}
+
 pub(crate) enum Stream {
     Tcp(TcpStream),
     Unix(UnixStream),

@@ -79,12 +79,9 @@ fn prepared(
     target: &str,
     sql: &str,
 ) -> Result<wire::Statement> {
-    if let Some(s) = cache.get(sql) {
-        return Ok(*s);
-    }
-    let s = wire.prepare(sql).map_err(|e| wire_err(target, "prepare", e))?;
-    cache.insert(sql.to_string(), s);
-    Ok(s)
+    crate::connect::prepared_once(cache, sql, |sql| {
+        wire.prepare(sql).map_err(|e| wire_err(target, "prepare", e))
+    })
 }
 
 impl MysqlSession {
@@ -290,9 +287,23 @@ impl Session for MysqlSession {
             let sql = self.sql.dialect.point_query(table, keys.len());
             prepared(&mut self.wire, &mut self.statements, &self.target, &sql)?
         };
-        let params: Vec<Param<'_>> = keys.iter().map(|&k| Param::UInt(k)).collect();
+        // The usual number of keys without an allocation per query.
+        let mut fixed = [Param::UInt(0); crate::gen::POINT_KEYS];
+        let owned: Vec<Param<'_>>;
+        let params: &[Param<'_>] = match keys.len() <= fixed.len() {
+            true => {
+                for (p, &k) in fixed.iter_mut().zip(keys) {
+                    *p = Param::UInt(k);
+                }
+                &fixed[..keys.len()]
+            }
+            false => {
+                owned = keys.iter().map(|&k| Param::UInt(k)).collect();
+                &owned
+            }
+        };
         self.wire
-            .execute(stmt, &params)
+            .execute(stmt, params)
             .map_err(|e| wire_err(&self.target, "point query", e))
     }
 

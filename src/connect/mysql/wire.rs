@@ -17,43 +17,14 @@ use mysql::mysql_common::io::ParseBuf;
 use mysql::mysql_common::packets::{AuthPlugin, AuthSwitchRequest, HandshakePacket, HandshakeResponse, SslRequest};
 use mysql::mysql_common::proto::MySerialize;
 use rustls::ClientConfig;
-use std::io::{self, Read, Write};
+use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// A server's error (its code and message) or a broken connection.
-#[derive(Debug)]
-pub(crate) struct WireError {
-    /// The server's error code, for server errors.
-    pub(crate) code: Option<u16>,
-    pub(crate) message: String,
-}
-
-impl std::fmt::Display for WireError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.code {
-            Some(code) => write!(f, "{} ({code})", self.message),
-            None => f.write_str(&self.message),
-        }
-    }
-}
-
-impl WireError {
-    fn client(message: impl Into<String>) -> WireError {
-        WireError {
-            code: None,
-            message: message.into(),
-        }
-    }
-}
-
-impl From<io::Error> for WireError {
-    fn from(e: io::Error) -> Self {
-        WireError::client(format!("connection: {e}"))
-    }
-}
+/// A server's error (its error number and message) or a broken connection.
+pub(crate) type WireError = stream::WireError<u16>;
 
 pub(crate) type WireResult<T> = std::result::Result<T, WireError>;
 
@@ -142,7 +113,7 @@ fn put_lenenc(out: &mut Vec<u8>, v: u64) {
 }
 
 /// An ERR packet's payload as an error.
-fn server_error(p: &[u8]) -> WireError {
+fn err_packet(p: &[u8]) -> WireError {
     if p.len() < 3 {
         return protocol("a short error");
     }
@@ -195,8 +166,6 @@ pub(crate) struct Wire {
     capabilities: CapabilityFlags,
     connection_id: u32,
     last: Done,
-    /// Whether the connection is encrypted or local (a password may then go as it is).
-    secure: bool,
 }
 
 impl Wire {
@@ -210,7 +179,6 @@ impl Wire {
             }
         };
         let mut wire = Wire {
-            secure: host.is_none(),
             stream,
             out: Vec::with_capacity(8192),
             input: vec![0; READ_SIZE],
@@ -232,7 +200,7 @@ impl Wire {
     fn login(&mut self, dial: &Dial, host: Option<&str>) -> WireResult<()> {
         let p = self.packet()?;
         if self.input[p.start] == 0xFF {
-            return Err(server_error(&self.input[p]));
+            return Err(err_packet(&self.input[p]));
         }
         let hello: HandshakePacket<'_> = ParseBuf(&self.input[p])
             .parse(())
@@ -275,7 +243,6 @@ impl Wire {
                 // The plain stream's descriptor closes as it is replaced; the socket stays open.
                 let tcp = tcp.try_clone()?;
                 self.stream = stream::tls(tcp, config, host).map_err(|e| WireError::client(format!("TLS: {e}")))?;
-                self.secure = true;
             } else if *required {
                 return Err(WireError::client(
                     "TLS: the server does not offer it, and ssl-mode requires it",
@@ -302,7 +269,7 @@ impl Wire {
             let p = self.packet()?;
             match self.input[p.start] {
                 0x00 => return Ok(()),
-                0xFF => return Err(server_error(&self.input[p])),
+                0xFF => return Err(err_packet(&self.input[p])),
                 0xFE => {
                     let switch: AuthSwitchRequest<'_> = ParseBuf(&self.input[p])
                         .parse(())
@@ -321,7 +288,7 @@ impl Wire {
                         // Fast authentication succeeded: the OK follows.
                         [3] => {}
                         // Full authentication: the password itself.
-                        [4] if self.secure => {
+                        [4] if self.secure() => {
                             let out = self.payload();
                             out.extend_from_slice(password.unwrap_or("").as_bytes());
                             out.push(0);
@@ -356,7 +323,7 @@ impl Wire {
     fn supported(&self, plugin: &AuthPlugin<'_>) -> WireResult<()> {
         match plugin {
             AuthPlugin::MysqlNativePassword | AuthPlugin::CachingSha2Password => Ok(()),
-            AuthPlugin::MysqlClearPassword if self.secure => Ok(()),
+            AuthPlugin::MysqlClearPassword if self.secure() => Ok(()),
             other => Err(WireError::client(format!(
                 "authentication with {:?} is not supported by the session client{}",
                 String::from_utf8_lossy(other.as_bytes()),
@@ -366,6 +333,11 @@ impl Wire {
                 }
             ))),
         }
+    }
+
+    /// Whether the connection is encrypted or local (a password may then go as it is).
+    fn secure(&self) -> bool {
+        !matches!(self.stream, Stream::Tcp(_))
     }
 
     /// The server's id for this connection (what `KILL QUERY` names).
@@ -500,7 +472,7 @@ impl Wire {
                     self.last = ok_packet(&self.input[p])?;
                     self.last.status
                 }
-                0xFF => return Err(server_error(&self.input[p])),
+                0xFF => return Err(err_packet(&self.input[p])),
                 0xFB => return Err(WireError::client("LOAD DATA LOCAL is not supported")),
                 _ => {
                     let (columns, _) = lenenc(&self.input[p]).ok_or_else(|| protocol("a column count"))?;
@@ -525,7 +497,7 @@ impl Wire {
                             break status;
                         }
                         if first == 0xFF {
-                            return Err(server_error(&self.input[p]));
+                            return Err(err_packet(&self.input[p]));
                         }
                         // A row's error is kept and the rest read, so the next command starts in step.
                         if failed.is_none() {
@@ -597,7 +569,7 @@ impl Wire {
         let p = self.packet()?;
         let b = &self.input[p.clone()];
         if b[0] == 0xFF {
-            return Err(server_error(b));
+            return Err(err_packet(b));
         }
         if b[0] != 0x00 || b.len() < 9 {
             return Err(protocol("a prepare's answer"));
@@ -709,7 +681,7 @@ mod tests {
 
     #[test]
     fn an_error_packet_gives_its_code_and_message() {
-        let e = server_error(b"\xff\x1d\x05#42000Query was empty");
+        let e = err_packet(b"\xff\x1d\x05#42000Query was empty");
         assert_eq!(e.code, Some(1309));
         assert_eq!(e.message, "Query was empty");
     }

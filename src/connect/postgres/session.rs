@@ -66,12 +66,9 @@ fn timestamp(micros: i64) -> SystemTime {
 /// `sql`, prepared once per session (cached by its text). Apart from the
 /// session, so the text can be borrowed from the session's own SQL.
 fn prepared_in(client: &mut Wire, cache: &mut Statements<Statement>, target: &str, sql: &str) -> Result<Statement> {
-    if let Some(s) = cache.get(sql) {
-        return Ok(s.clone());
-    }
-    let s = client.prepare(sql).map_err(|e| pg_err(target, "prepare", e))?;
-    cache.insert(sql.to_string(), s.clone());
-    Ok(s)
+    crate::connect::prepared_once(cache, sql, |sql| {
+        client.prepare(sql).map_err(|e| pg_err(target, "prepare", e))
+    })
 }
 
 impl PostgresSession {

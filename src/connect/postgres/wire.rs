@@ -28,38 +28,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// A server's error (SQLSTATE and message) or a broken connection.
-#[derive(Debug)]
-pub(crate) struct WireError {
-    /// The SQLSTATE, for server errors.
-    pub(crate) code: Option<String>,
-    pub(crate) message: String,
-}
-
-impl std::fmt::Display for WireError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.code {
-            Some(code) => write!(f, "{} ({code})", self.message),
-            None => f.write_str(&self.message),
-        }
-    }
-}
-
-impl WireError {
-    /// An error of this side (no SQLSTATE).
-    fn client(message: impl Into<String>) -> WireError {
-        WireError {
-            code: None,
-            message: message.into(),
-        }
-    }
-}
-
-impl From<io::Error> for WireError {
-    fn from(e: io::Error) -> Self {
-        WireError::client(format!("connection: {e}"))
-    }
-}
+/// A server's error (its SQLSTATE and message) or a broken connection.
+pub(crate) type WireError = stream::WireError<String>;
 
 type WireResult<T> = std::result::Result<T, WireError>;
 
