@@ -154,6 +154,24 @@ def _wait(futures: list[Any]) -> None:
         pass
 
 
+def worker_addresses(client: Any) -> list[str]:
+    """The addresses of the cluster's workers, asked of the scheduler now.
+
+    Not ``Client.scheduler_info()``: that returns the client's cached copy,
+    which the client's own periodic refresh (asking for no workers, since
+    distributed 2025) can overwrite between the fetch and the return, so a
+    live cluster would read as one without workers."""
+    import inspect
+
+    from distributed import Client
+
+    if "n_workers" in inspect.signature(Client.scheduler_info).parameters:
+        info = client.sync(client.scheduler.identity, n_workers=-1)
+    else:  # older releases' identity lists every worker
+        info = client.sync(client.scheduler.identity)
+    return sorted(info["workers"])
+
+
 class ShardError(_native.Error):
     """A shard failed or its worker died."""
 
@@ -192,7 +210,7 @@ class _Coordinator:
         self.say = say
         self.run_id = new_run_id()
         self.dir = out / self.run_id
-        workers = sorted(client.scheduler_info(n_workers=-1)["workers"])
+        workers = worker_addresses(client)
         if server_worker is not None and server_worker not in workers:
             raise _native.ConfigError(
                 f"invalid server_worker: {server_worker} is not a worker of the cluster ({', '.join(workers) or 'none'})"
@@ -228,7 +246,7 @@ class _Coordinator:
         return json.dumps([{**self.config, "shard": f"{shard.index}/{len(self.shards)}"}])
 
     def live_workers(self) -> set[str]:
-        return set(self.client.scheduler_info(n_workers=-1)["workers"])
+        return set(worker_addresses(self.client))
 
     def open(self) -> None:
         futures = []
@@ -272,7 +290,7 @@ class _Coordinator:
     def gather(self, futures: list[Any], what: str, shards: Optional[list[_Shard]] = None) -> list[Any]:
         """Waits for one future per shard, watching the workers: a failure or
         a dead worker is a ShardError naming the shard and worker."""
-        shards = shards or self.shards
+        shards = self.shards if shards is None else shards
         pending = dict(zip(futures, shards))
         results: dict[int, Any] = {}
         while pending:

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
+import dask
 import duckdb
 import pyarrow.parquet as pq
 import pytest
@@ -25,6 +26,7 @@ from distributed import Client, LocalCluster
 
 import ibench
 from ibench import gen
+from ibench.distributed import _Coordinator, worker_addresses
 
 from conftest import server_or_skip
 from test_run import doc_schema
@@ -63,7 +65,7 @@ def client() -> Iterator[Client]:
 
 
 def workers(client: Client) -> list[str]:
-    return sorted(client.scheduler_info(n_workers=-1)["workers"])
+    return worker_addresses(client)
 
 
 def checksums(dsn: str) -> dict[str, str]:
@@ -229,6 +231,25 @@ def test_the_server_hosts_worker_fills_the_server_columns(client: Client, tmp_pa
     host = r.intervals[(r.intervals["op"] == "host") & (r.intervals["step"] == "l.i0")]
     assert host["server_cpu_pct"].notna().all() and (host["server_cpu_pct"] > 0).any()
     assert len(r.disks) > 0 and set(r.disks["step"]) == {"l.i0", "l.x", "qp100"}
+
+
+def test_the_coordinator_sees_every_live_worker_while_the_client_refreshes_its_cache(client: Client, tmp_path: Path) -> None:
+    # CI once saw both workers "die" at once: Client.scheduler_info() returns a
+    # cache that the client's periodic refresh (which asks for no workers) can
+    # overwrite mid-call. A refresh every millisecond makes that race likely.
+    with dask.config.set({"distributed.client.scheduler-info-interval": "1ms"}):
+        fast = Client(client.scheduler.address)
+    try:
+        c = _Coordinator(fast, [dict(db=POSTGRES)], tmp_path, None, 2, None, None, False, lambda line: None)
+        expected = set(workers(client))
+        seen = [c.live_workers() for _ in range(300)]
+        assert all(s == expected for s in seen), f"{sum(s != expected for s in seen)} of 300 looks missed a worker"
+        # With every shard gone, the final count gathers nothing rather than failing.
+        for s in c.shards:
+            s.alive = False
+        assert c.gather([], "the final count", []) == []
+    finally:
+        fast.close()
 
 
 @pytest.mark.parametrize("dsn", [POSTGRES, MARIADB], ids=["postgres", "mariadb"])
