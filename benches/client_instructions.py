@@ -19,7 +19,7 @@ at full speed, which makes load steps read a few hundred instructions high.
 Needs valgrind (installed when missing). The binary is $IBENCH_BIN, or
 `ibench` on PATH; $IBENCH_BINS (`before=PATH,after=PATH`) compares builds
 side by side. $IBENCH_TARGETS (comma-separated words) keeps the targets
-whose label holds one of them. TOP > 0 also prints each run's TOP
+whose label holds one of them; $IBENCH_STEPS the steps. TOP > 0 also prints each run's TOP
 functions by their own (exclusive) instructions: the profile.
 """
 
@@ -38,7 +38,8 @@ import pyarrow.parquet as pq
 # The binaries ($IBENCH_BINS) and the fresh databases are client_cpu.py's.
 from client_cpu import BINS, WANTED, database
 
-STEPS = ["l.i1", "l.i2", "qr100", "qp100"]
+# $IBENCH_STEPS (as client_cpu.py's) keeps some of the steps.
+STEPS = [s for s in os.environ.get("IBENCH_STEPS", "l.i1,l.i2,qr100,qp100").split(",") if s]
 TARGETS = [
     ("null", "null:"),
     ("PostgreSQL", "postgres://postgres@127.0.0.1:5432/{db}"),

@@ -40,6 +40,58 @@ pub(crate) fn prepared_once<S: Clone>(
     Ok(s)
 }
 
+/// The prepared writes of the table a session last wrote, found per batch
+/// without hashing a statement's text: its inserts by rows, its delete.
+pub(crate) struct TableWrites<S> {
+    table: String,
+    /// The inserts by rows.
+    pub(crate) inserts: std::collections::HashMap<usize, S>,
+    pub(crate) delete: Option<S>,
+}
+
+impl<S> Default for TableWrites<S> {
+    fn default() -> Self {
+        TableWrites {
+            table: String::new(),
+            inserts: std::collections::HashMap::new(),
+            delete: None,
+        }
+    }
+}
+
+impl<S> TableWrites<S> {
+    /// These statements, first forgotten when they are another table's.
+    pub(crate) fn of(&mut self, table: &str) -> &mut Self {
+        if self.table != table {
+            *self = TableWrites {
+                table: table.to_string(),
+                ..TableWrites::default()
+            };
+        }
+        self
+    }
+
+    /// Every statement held, forgetting them (DDL may drop their table).
+    pub(crate) fn take(&mut self) -> impl Iterator<Item = S> {
+        let writes = std::mem::take(self);
+        writes.inserts.into_values().chain(writes.delete)
+    }
+}
+
+/// One generated row's insert parameters (`P`: a session client's
+/// parameter type): its seven columns, less the key when the server makes it.
+pub(crate) struct RowParams<P> {
+    /// 1 with server keys, else 0.
+    pub(crate) skip: usize,
+    pub(crate) columns: [P; 7],
+}
+
+impl<P> AsRef<[P]> for RowParams<P> {
+    fn as_ref(&self) -> &[P] {
+        &self.columns[self.skip..]
+    }
+}
+
 pub use mysql::MysqlConnector;
 pub use null::NullConnector;
 pub use postgres::PostgresConnector;

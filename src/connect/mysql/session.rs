@@ -8,7 +8,7 @@
 use super::my_err;
 use super::wire::{self, Param, Wire};
 use crate::connect::sql::{self, Engine, SessionSql};
-use crate::connect::{Bounds, Maintenance, Session, SessionSpec, Statements};
+use crate::connect::{Bounds, Maintenance, RowParams, Session, SessionSpec, Statements, TableWrites};
 use crate::error::{Error, Result};
 use crate::gen::{RangeQuery, Row, Rows};
 use crate::stop::Interrupter;
@@ -30,8 +30,9 @@ pub(crate) struct MysqlSession {
     pub(super) opts: Opts,
     pub(super) sql: SessionSql,
     pub(super) spec: SessionSpec,
-    /// The inserts of the current table, by rows.
-    pub(super) inserts: (String, HashMap<usize, wire::Statement>),
+    /// The current table's inserts and delete: looked up per batch without
+    /// hashing a statement's text.
+    pub(super) writes: TableWrites<wire::Statement>,
     /// The other prepared statements by their text.
     pub(super) statements: Statements<wire::Statement>,
     /// The key/value upserts by (table, pairs).
@@ -100,7 +101,7 @@ impl MysqlSession {
             opts,
             sql,
             spec,
-            inserts: (String::new(), HashMap::new()),
+            writes: TableWrites::default(),
             statements: Default::default(),
             kv_puts: HashMap::new(),
             engine,
@@ -138,10 +139,8 @@ impl MysqlSession {
     /// table) and closing them on the server.
     pub(super) fn ddl(&mut self, what: &str, statements: Vec<String>) -> Result<()> {
         let held: Vec<wire::Statement> = self
-            .inserts
-            .1
-            .drain()
-            .map(|(_, s)| s)
+            .writes
+            .take()
             .chain(self.statements.drain().map(|(_, s)| s))
             .collect();
         for s in held {
@@ -178,36 +177,37 @@ impl MysqlSession {
 
     fn insert_prepared(&mut self, table: &str, rows: &Rows) -> Result<()> {
         let (n, server_keys) = (rows.len(), self.spec.server_keys);
-        if self.inserts.0 != table {
-            self.inserts = (table.to_string(), HashMap::new());
-        }
-        let stmt = match self.inserts.1.get(&n) {
+        let stmt = match self.writes.of(table).inserts.get(&n) {
             Some(s) => *s,
             None => {
                 let s = self
                     .wire
                     .prepare(&self.sql.dialect.insert(table, n, server_keys))
                     .map_err(|e| wire_err(&self.target, "prepare insert", e))?;
-                self.inserts.1.insert(n, s);
+                self.writes.inserts.insert(n, s);
                 s
             }
         };
-        let mut values = Vec::with_capacity(n * sql::per_row(server_keys));
-        for i in 0..n {
-            if !server_keys {
-                values.push(Param::Int(rows.transactionid[i]));
+        // Each row's parameters in the statement's column order, written as
+        // they are made.
+        let skip = usize::from(server_keys);
+        let row = |i: usize| {
+            let data = &rows.data[rows.data_offsets[i] as usize..rows.data_offsets[i + 1] as usize];
+            RowParams {
+                skip,
+                columns: [
+                    Param::Int(rows.transactionid[i]),
+                    Param::DateTime(rows.dateandtime[i]),
+                    Param::Int(rows.cashregisterid[i] as i64),
+                    Param::Int(rows.customerid[i] as i64),
+                    Param::Int(rows.productid[i] as i64),
+                    Param::Int(rows.price[i] as i64),
+                    Param::Bytes(data),
+                ],
             }
-            values.push(Param::DateTime(rows.dateandtime[i]));
-            values.push(Param::Int(rows.cashregisterid[i] as i64));
-            values.push(Param::Int(rows.customerid[i] as i64));
-            values.push(Param::Int(rows.productid[i] as i64));
-            values.push(Param::Int(rows.price[i] as i64));
-            values.push(Param::Bytes(
-                &rows.data[rows.data_offsets[i] as usize..rows.data_offsets[i + 1] as usize],
-            ));
-        }
+        };
         self.wire
-            .execute(stmt, &values)
+            .execute_rows(stmt, n, row)
             .map(drop)
             .map_err(|e| wire_err(&self.target, "insert", e))
     }
@@ -248,13 +248,20 @@ impl Session for MysqlSession {
                 self.run("delete", &text)?;
             }
             (server_keys, false) => {
-                let t = self.sql.table(table);
-                let (sql, second) = if server_keys {
-                    (t.delete_oldest(), n)
-                } else {
-                    (t.delete(), from + n)
+                let second = if server_keys { n } else { from + n };
+                let stmt = match self.writes.of(table).delete {
+                    Some(s) => s,
+                    None => {
+                        let t = self.sql.table(table);
+                        let sql = if server_keys { t.delete_oldest() } else { t.delete() };
+                        let s = self
+                            .wire
+                            .prepare(sql)
+                            .map_err(|e| wire_err(target, "prepare delete", e))?;
+                        self.writes.delete = Some(s);
+                        s
+                    }
                 };
-                let stmt = prepared(&mut self.wire, &mut self.statements, target, sql)?;
                 self.wire
                     .execute(stmt, &[Param::UInt(from), Param::UInt(second)])
                     .map_err(|e| wire_err(target, "delete", e))?;

@@ -596,11 +596,28 @@ impl Wire {
 
     /// Executes a prepared statement; the rows it returned (counted, not kept).
     pub(crate) fn execute(&mut self, stmt: Statement, params: &[Param<'_>]) -> WireResult<usize> {
-        if params.len() != stmt.params as usize {
+        self.execute_rows(stmt, 1, |_| params)
+    }
+
+    /// Executes a prepared statement whose parameters are `rows` rows of the
+    /// same types, `row(i)` giving row `i`'s (a batch of rows needs no
+    /// vector of every parameter).
+    pub(crate) fn execute_rows<'a, P>(
+        &mut self,
+        stmt: Statement,
+        rows: usize,
+        row: impl Fn(usize) -> P,
+    ) -> WireResult<usize>
+    where
+        P: AsRef<[Param<'a>]>,
+    {
+        let first = (rows > 0).then(|| row(0));
+        let types = first.as_ref().map_or(&[][..], |r| r.as_ref());
+        let count = rows * types.len();
+        if count != stmt.params as usize {
             return Err(WireError::client(format!(
-                "the statement takes {} parameters, given {}",
-                stmt.params,
-                params.len()
+                "the statement takes {} parameters, given {count}",
+                stmt.params
             )));
         }
         let out = self.command(COM_STMT_EXECUTE);
@@ -608,26 +625,31 @@ impl Wire {
         // No cursor, one iteration.
         out.push(0);
         out.extend_from_slice(&1u32.to_le_bytes());
-        if !params.is_empty() {
+        if count > 0 {
             // No NULLs; then the types are sent with the values.
-            out.resize(out.len() + params.len().div_ceil(8), 0);
+            out.resize(out.len() + count.div_ceil(8), 0);
             out.push(1);
-            for p in params {
-                out.extend_from_slice(match p {
-                    Param::Int(_) => &[0x08, 0x00],
-                    Param::UInt(_) => &[0x08, 0x80],
-                    Param::DateTime(_) => &[0x0C, 0x00],
-                    Param::Bytes(_) => &[0xFD, 0x00],
-                });
+            for _ in 0..rows {
+                for p in types {
+                    out.extend_from_slice(match p {
+                        Param::Int(_) => &[0x08, 0x00],
+                        Param::UInt(_) => &[0x08, 0x80],
+                        Param::DateTime(_) => &[0x0C, 0x00],
+                        Param::Bytes(_) => &[0xFD, 0x00],
+                    });
+                }
             }
-            for p in params {
-                match *p {
-                    Param::Int(v) => out.extend_from_slice(&v.to_le_bytes()),
-                    Param::UInt(v) => out.extend_from_slice(&v.to_le_bytes()),
-                    Param::DateTime(micros) => put_datetime(out, micros),
-                    Param::Bytes(b) => {
-                        put_lenenc(out, b.len() as u64);
-                        out.extend_from_slice(b);
+            for i in 0..rows {
+                let values = row(i);
+                for &p in values.as_ref() {
+                    match p {
+                        Param::Int(v) => out.extend_from_slice(&v.to_le_bytes()),
+                        Param::UInt(v) => out.extend_from_slice(&v.to_le_bytes()),
+                        Param::DateTime(micros) => put_datetime(out, micros),
+                        Param::Bytes(b) => {
+                            put_lenenc(out, b.len() as u64);
+                            out.extend_from_slice(b);
+                        }
                     }
                 }
             }
@@ -640,12 +662,29 @@ impl Wire {
 /// A DATETIME in the binary protocol: its length (11), then year, month,
 /// day, hour, minute, second and microseconds.
 fn put_datetime(out: &mut Vec<u8>, micros: i64) {
-    let t = time::OffsetDateTime::from_unix_timestamp_nanos(micros as i128 * 1000)
-        .unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
+    // The civil date by Howard Hinnant's days-to-date algorithm, in i64:
+    // the `time` crate's conversion was 160 instructions per row of a load.
+    let (secs, us) = (micros.div_euclid(1_000_000), micros.rem_euclid(1_000_000) as u32);
+    let (days, sod) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
     out.push(11);
-    out.extend_from_slice(&(t.year() as u16).to_le_bytes());
-    out.extend_from_slice(&[t.month() as u8, t.day(), t.hour(), t.minute(), t.second()]);
-    out.extend_from_slice(&t.microsecond().to_le_bytes());
+    out.extend_from_slice(&(year as u16).to_le_bytes());
+    out.extend_from_slice(&[
+        month as u8,
+        day as u8,
+        (sod / 3600) as u8,
+        (sod / 60 % 60) as u8,
+        (sod % 60) as u8,
+    ]);
+    out.extend_from_slice(&us.to_le_bytes());
 }
 
 impl Drop for Wire {
@@ -677,6 +716,22 @@ mod tests {
         // 2024-02-29 13:14:15.000016 UTC
         put_datetime(&mut b, 1_709_212_455_000_016);
         assert_eq!(b, [11, 0xE8, 0x07, 2, 29, 13, 14, 15, 16, 0, 0, 0]);
+        // Before the epoch the microseconds still count up within their second.
+        b.clear();
+        put_datetime(&mut b, -1);
+        assert_eq!(b, [11, 0xB1, 0x07, 12, 31, 23, 59, 59, 0x3F, 0x42, 0x0F, 0]);
+        // Every day from 1900 to 2200, against the `time` crate's calendar.
+        for day in -25_567i64..84_000 {
+            let micros = day * 86_400_000_000 + 45_296_000_007;
+            let t = time::OffsetDateTime::from_unix_timestamp_nanos(micros as i128 * 1000).unwrap();
+            b.clear();
+            put_datetime(&mut b, micros);
+            let mut want = vec![11];
+            want.extend_from_slice(&(t.year() as u16).to_le_bytes());
+            want.extend_from_slice(&[t.month() as u8, t.day(), t.hour(), t.minute(), t.second()]);
+            want.extend_from_slice(&t.microsecond().to_le_bytes());
+            assert_eq!(b, want, "day {day}");
+        }
     }
 
     #[test]

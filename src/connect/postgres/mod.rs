@@ -23,7 +23,6 @@ use postgres::config::Host;
 use postgres::error::SqlState;
 use postgres::{Client, Config, NoTls};
 use session::PostgresSession;
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -191,7 +190,7 @@ impl PostgresConnector {
             sql: SessionSql::new(Dialect::Postgres),
             spec: self.spec,
             statements: Default::default(),
-            inserts: (String::new(), HashMap::new()),
+            writes: Default::default(),
             next_key: None,
             reference_queries: None,
         })

@@ -5,17 +5,17 @@
 //! through SQL-level `PREPARE` / `EXECUTE`, as iibench.py's
 //! `--use_prepared_query` does.
 
-use super::wire::{self, Statement, Wire};
+use super::wire::{self, Param, Statement, Wire};
 use super::wire_err as pg_err;
-use crate::connect::sql::{self, SessionSql};
-use crate::connect::{Bounds, Maintenance, Session, SessionSpec, Statements};
+use crate::connect::sql::SessionSql;
+use crate::connect::RowParams;
+use crate::connect::{Bounds, Maintenance, Session, SessionSpec, Statements, TableWrites};
 use crate::error::Result;
 use crate::gen::{RangeQuery, Row, Rows};
 use crate::stop::Interrupter;
 use postgres::types::{ToSql, Type};
-use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 /// One connection, through the sessions' own client ([`wire`]).
 pub(crate) struct PostgresSession {
@@ -27,40 +27,14 @@ pub(crate) struct PostgresSession {
     pub(super) spec: SessionSpec,
     /// Prepared statements by their text.
     pub(super) statements: Statements<Statement>,
-    /// The inserts of the current table, by rows.
-    pub(super) inserts: (String, HashMap<usize, Statement>),
+    /// The current table's inserts and delete, found per batch without
+    /// hashing their text.
+    pub(super) writes: TableWrites<Statement>,
     /// With server keys: the key the sequence gives this session's next row
     /// (None until asked, and after a failed insert, which may have used some).
     pub(super) next_key: Option<u64>,
     /// The table whose reference queries this session has PREPAREd.
     pub(super) reference_queries: Option<String>,
-}
-
-/// A text parameter from bytes known to be text (the generator's ASCII
-/// `data`): sent as they are, without the UTF-8 check a `&str` would cost
-/// per row (8% of a load step's client instructions).
-#[derive(Debug)]
-struct Text<'a>(&'a [u8]);
-
-impl ToSql for Text<'_> {
-    fn to_sql(
-        &self,
-        _: &Type,
-        out: &mut bytes::BytesMut,
-    ) -> std::result::Result<postgres::types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
-        out.extend_from_slice(self.0);
-        Ok(postgres::types::IsNull::No)
-    }
-
-    fn accepts(ty: &Type) -> bool {
-        <&str as ToSql>::accepts(ty)
-    }
-
-    postgres::types::to_sql_checked!();
-}
-
-fn timestamp(micros: i64) -> SystemTime {
-    UNIX_EPOCH + Duration::from_micros(micros as u64)
 }
 
 /// `sql`, prepared once per session (cached by its text). Apart from the
@@ -98,7 +72,7 @@ impl PostgresSession {
             self.batch(what, "DEALLOCATE ALL")?;
         }
         self.statements.clear();
-        self.inserts.1.clear();
+        self.writes.take().for_each(drop);
         self.reference_queries = None;
         for sql in statements {
             self.batch(what, &sql)?;
@@ -112,40 +86,38 @@ impl PostgresSession {
     }
 
     /// The insert of `n` rows into `table`, prepared once per batch size.
-    fn insert_statement(&mut self, table: &str, n: usize) -> Result<Statement> {
-        if self.inserts.0 != table {
-            self.inserts = (table.to_string(), HashMap::new());
-        }
-        if let Some(s) = self.inserts.1.get(&n) {
-            return Ok(s.clone());
+    fn insert_statement(&mut self, table: &str, n: usize) -> Result<()> {
+        if self.writes.of(table).inserts.contains_key(&n) {
+            return Ok(());
         }
         let sql = self.sql.dialect.insert(table, n, self.spec.server_keys);
         let s = self.prepared(&sql)?;
-        self.inserts.1.insert(n, s.clone());
-        Ok(s)
+        self.writes.inserts.insert(n, s);
+        Ok(())
     }
 
     fn insert_prepared(&mut self, table: &str, rows: &Rows) -> Result<()> {
         let (n, server_keys) = (rows.len(), self.spec.server_keys);
-        let stmt = self.insert_statement(table, n)?;
-        let times: Vec<SystemTime> = rows.dateandtime.iter().map(|&t| timestamp(t)).collect();
-        let data: Vec<Text<'_>> = (0..n)
-            .map(|i| Text(&rows.data[rows.data_offsets[i] as usize..rows.data_offsets[i + 1] as usize]))
-            .collect();
-        let mut params: Vec<&(dyn ToSql + Sync)> = Vec::with_capacity(n * sql::per_row(server_keys));
-        for i in 0..n {
-            if !server_keys {
-                params.push(&rows.transactionid[i]);
-            }
-            params.push(&times[i]);
-            params.push(&rows.cashregisterid[i]);
-            params.push(&rows.customerid[i]);
-            params.push(&rows.productid[i]);
-            params.push(&rows.price[i]);
-            params.push(&data[i]);
-        }
+        self.insert_statement(table, n)?;
+        let stmt = &self.writes.inserts[&n];
+        // Each row's parameters in the statement's column order, written as
+        // they are made.
+        let skip = usize::from(server_keys);
+        let row = |i: usize| {
+            let data = &rows.data[rows.data_offsets[i] as usize..rows.data_offsets[i + 1] as usize];
+            let columns = [
+                Param::Int8(rows.transactionid[i]),
+                Param::Timestamp(rows.dateandtime[i]),
+                Param::Int4(rows.cashregisterid[i]),
+                Param::Int4(rows.customerid[i]),
+                Param::Int4(rows.productid[i]),
+                Param::Int4(rows.price[i]),
+                Param::Text(data),
+            ];
+            RowParams { skip, columns }
+        };
         self.client
-            .execute(&stmt, &params)
+            .execute_rows(stmt, n, row)
             .map_err(|e| pg_err(&self.target, "insert", e))?;
         Ok(())
     }
@@ -253,12 +225,17 @@ impl Session for PostgresSession {
                 Ok(self.simple("delete", &text)?.1)
             }
             (server_keys, false) => {
-                let t = self.sql.table(table);
-                let text = if server_keys { t.delete_oldest() } else { t.delete() };
-                let stmt = prepared_in(&mut self.client, &mut self.statements, &self.target, text)?;
+                if self.writes.of(table).delete.is_none() {
+                    let t = self.sql.table(table);
+                    let text = if server_keys { t.delete_oldest() } else { t.delete() };
+                    let s = prepared_in(&mut self.client, &mut self.statements, &self.target, text)?;
+                    self.writes.delete = Some(s);
+                }
+                let stmt = self.writes.delete.as_ref().expect("just prepared");
                 let second = if server_keys { n } else { from + n };
+                let params = [Param::Int8(from as i64), Param::Int8(second as i64)];
                 self.client
-                    .execute(&stmt, &[&(from as i64), &(second as i64)])
+                    .execute_rows(stmt, 1, |_| params)
                     .map_err(|e| pg_err(&self.target, "delete", e))
             }
         }
