@@ -94,6 +94,10 @@ def run(binary: str, db: str, steps: list[str], out: str, query_seconds: float) 
     subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
     latest = sorted(Path(out).iterdir())[-1]
     rows: list[dict[str, object]] = pq.read_table(latest / "steps.parquet").to_pylist()
+    # A step that did not finish its rows would read as a cheap client.
+    broken = [f"{r['step']}: {r['status']} {r.get('error') or ''}" for r in rows if r["status"] != "ok"]
+    if broken:
+        sys.exit(f"{binary} on {db}: " + "; ".join(broken))
     return rows
 
 

@@ -240,7 +240,7 @@ def test_the_coordinator_sees_every_live_worker_while_the_client_refreshes_its_c
     with dask.config.set({"distributed.client.scheduler-info-interval": "1ms"}):
         fast = Client(client.scheduler.address)
     try:
-        c = _Coordinator(fast, [dict(db=POSTGRES)], tmp_path, None, 2, None, None, False, lambda line: None)
+        c = _Coordinator(fast, [dict(db=POSTGRES, clients=2)], tmp_path, None, 2, None, None, False, lambda line: None)
         expected = set(workers(client))
         seen = [c.live_workers() for _ in range(300)]
         assert all(s == expected for s in seen), f"{sum(s != expected for s in seen)} of 300 looks missed a worker"
