@@ -639,13 +639,21 @@ impl Wire {
                     });
                 }
             }
+            // A batch's rows share their dateandtime: its encoding is kept.
+            let mut last: Option<(i64, usize)> = None;
             for i in 0..rows {
                 let values = row(i);
                 for &p in values.as_ref() {
                     match p {
                         Param::Int(v) => out.extend_from_slice(&v.to_le_bytes()),
                         Param::UInt(v) => out.extend_from_slice(&v.to_le_bytes()),
-                        Param::DateTime(micros) => put_datetime(out, micros),
+                        Param::DateTime(micros) => match last {
+                            Some((m, at)) if m == micros => out.extend_from_within(at..at + 12),
+                            _ => {
+                                last = Some((micros, out.len()));
+                                put_datetime(out, micros);
+                            }
+                        },
                         Param::Bytes(b) => {
                             put_lenenc(out, b.len() as u64);
                             out.extend_from_slice(b);

@@ -75,45 +75,35 @@ pub(crate) enum Param<'a> {
 }
 
 impl Param<'_> {
-    /// Writes the value for a parameter of type `ty`, or names the mismatch.
+    /// Writes the value, its type already checked.
     #[inline]
+    fn write_unchecked(self, buf: &mut BytesMut) {
+        match self {
+            Param::Int4(v) => buf.extend_from_slice(&v.to_be_bytes()),
+            Param::Int8(v) => buf.extend_from_slice(&v.to_be_bytes()),
+            Param::Timestamp(v) => buf.extend_from_slice(&(v - PG_EPOCH_MICROS).to_be_bytes()),
+            Param::Text(b) => buf.extend_from_slice(b),
+        }
+    }
+
+    /// Writes the value for a parameter of type `ty`, or names the mismatch.
     fn write(self, ty: &Type, buf: &mut BytesMut) -> Result<(), Box<dyn std::error::Error + Sync + Send>> {
         let fits = match self {
-            Param::Int4(v) => {
-                *ty == Type::INT4 && {
-                    buf.extend_from_slice(&v.to_be_bytes());
-                    true
-                }
-            }
-            Param::Int8(v) => {
-                *ty == Type::INT8 && {
-                    buf.extend_from_slice(&v.to_be_bytes());
-                    true
-                }
-            }
-            Param::Timestamp(v) => {
-                (*ty == Type::TIMESTAMP || *ty == Type::TIMESTAMPTZ) && {
-                    buf.extend_from_slice(&(v - PG_EPOCH_MICROS).to_be_bytes());
-                    true
-                }
-            }
+            Param::Int4(_) => *ty == Type::INT4,
+            Param::Int8(_) => *ty == Type::INT8,
+            Param::Timestamp(_) => *ty == Type::TIMESTAMP || *ty == Type::TIMESTAMPTZ,
             // The types a generated row's text goes to (ToSql's check for
-            // `&str` also compares type names: a fifth of this function).
-            Param::Text(b) => {
-                matches!(
-                    *ty,
-                    Type::VARCHAR | Type::TEXT | Type::BPCHAR | Type::NAME | Type::UNKNOWN
-                ) && {
-                    buf.extend_from_slice(b);
-                    true
-                }
-            }
+            // `&str` also compares type names).
+            Param::Text(_) => matches!(
+                *ty,
+                Type::VARCHAR | Type::TEXT | Type::BPCHAR | Type::NAME | Type::UNKNOWN
+            ),
         };
-        if fits {
-            Ok(())
-        } else {
-            Err(format!("{self:?} does not fit a parameter of type {ty}").into())
+        if !fits {
+            return Err(format!("{self:?} does not fit a parameter of type {ty}").into());
         }
+        self.write_unchecked(buf);
+        Ok(())
     }
 }
 
@@ -593,7 +583,9 @@ impl Wire {
     where
         P: AsRef<[Param<'a>]>,
     {
-        let per_row = if rows == 0 { 0 } else { row(0).as_ref().len() };
+        let first = if rows == 0 { None } else { Some(row(0)) };
+        let kinds = first.as_ref().map_or(&[][..], |r| r.as_ref());
+        let per_row = kinds.len();
         let count = rows * per_row;
         if count != stmt.params.len() || count > i16::MAX as usize {
             return Err(WireError::client(format!(
@@ -609,13 +601,23 @@ impl Wire {
         // One format for every parameter and result column: binary.
         out.extend_from_slice(&[0, 1, 0, 1]);
         out.extend_from_slice(&(count as i16).to_be_bytes());
-        let mut types = stmt.params.iter();
+        // Every row's parameters go to the same columns: the first row's are
+        // checked against the statement's types, the others against the
+        // first row's kinds (a type comparison per value was a third of
+        // the encoding).
         for i in 0..rows {
             let values = row(i);
-            for (&p, ty) in values.as_ref().iter().zip(&mut types) {
+            for (j, &p) in values.as_ref().iter().enumerate() {
+                let ty = &stmt.params[i * per_row + j];
                 let at = out.len();
                 out.extend_from_slice(&[0; 4]);
-                if let Err(e) = p.write(ty, out) {
+                let written = if i == 0 || std::mem::discriminant(&p) != std::mem::discriminant(&kinds[j]) {
+                    p.write(ty, out)
+                } else {
+                    p.write_unchecked(out);
+                    Ok(())
+                };
+                if let Err(e) = written {
                     self.out.clear();
                     return Err(WireError::client(format!("a parameter: {e}")));
                 }
