@@ -60,13 +60,12 @@ impl<S> Default for TableWrites<S> {
 }
 
 impl<S> TableWrites<S> {
-    /// These statements, first forgotten when they are another table's.
-    pub(crate) fn of(&mut self, table: &str) -> &mut Self {
+    /// These statements, those of another table first given to `forget`
+    /// (a client closes them on the server).
+    pub(crate) fn of(&mut self, table: &str, forget: impl FnMut(S)) -> &mut Self {
         if self.table != table {
-            *self = TableWrites {
-                table: table.to_string(),
-                ..TableWrites::default()
-            };
+            self.take().for_each(forget);
+            self.table = table.to_string();
         }
         self
     }

@@ -588,6 +588,12 @@ impl Wire {
         Ok(Statement { id, params })
     }
 
+    /// Closes a statement no longer used, on the best effort: a broken
+    /// connection shows on the next statement.
+    pub(crate) fn forget(&mut self, stmt: Statement) {
+        let _ = self.close(stmt);
+    }
+
     /// Closes a prepared statement on the server (no answer comes).
     pub(crate) fn close(&mut self, stmt: Statement) -> WireResult<()> {
         self.command(COM_STMT_CLOSE).extend_from_slice(&stmt.id.to_le_bytes());
@@ -648,7 +654,7 @@ impl Wire {
                         Param::Int(v) => out.extend_from_slice(&v.to_le_bytes()),
                         Param::UInt(v) => out.extend_from_slice(&v.to_le_bytes()),
                         Param::DateTime(micros) => match last {
-                            Some((m, at)) if m == micros => out.extend_from_within(at..at + 12),
+                            Some((m, at)) if m == micros => out.extend_from_within(at..at + DATETIME_LEN),
                             _ => {
                                 last = Some((micros, out.len()));
                                 put_datetime(out, micros);
@@ -666,6 +672,9 @@ impl Wire {
         self.results(|_| Ok(()))
     }
 }
+
+/// The bytes [`put_datetime`] writes.
+const DATETIME_LEN: usize = 12;
 
 /// A DATETIME in the binary protocol: its length (11), then year, month,
 /// day, hour, minute, second and microseconds.
@@ -693,6 +702,7 @@ fn put_datetime(out: &mut Vec<u8>, micros: i64) {
         (sod % 60) as u8,
     ]);
     out.extend_from_slice(&us.to_le_bytes());
+    debug_assert_eq!(out[out.len() - DATETIME_LEN], 11);
 }
 
 impl Drop for Wire {

@@ -87,7 +87,8 @@ impl PostgresSession {
 
     /// The insert of `n` rows into `table`, prepared once per batch size.
     fn insert_statement(&mut self, table: &str, n: usize) -> Result<()> {
-        if self.writes.of(table).inserts.contains_key(&n) {
+        // Another table's statements stay prepared in `statements`.
+        if self.writes.of(table, drop).inserts.contains_key(&n) {
             return Ok(());
         }
         let sql = self.sql.dialect.insert(table, n, self.spec.server_keys);
@@ -225,7 +226,7 @@ impl Session for PostgresSession {
                 Ok(self.simple("delete", &text)?.1)
             }
             (server_keys, false) => {
-                if self.writes.of(table).delete.is_none() {
+                if self.writes.of(table, drop).delete.is_none() {
                     let t = self.sql.table(table);
                     let text = if server_keys { t.delete_oldest() } else { t.delete() };
                     let s = prepared_in(&mut self.client, &mut self.statements, &self.target, text)?;
