@@ -91,8 +91,11 @@ def run(binary: str, db: str, steps: list[str], out: str, query_seconds: float) 
     rows_flags = [a for step, n in ROWS.items() for a in (f"--rows-{step.replace('.', '-')}", str(n))]
     args = [binary, "run", "--db", db, "--steps", ",".join(steps), *rows_flags,
             "--query-seconds", str(query_seconds), "--verify", "off", "--out", out, "-q"]
+    before = set(Path(out).iterdir())
     subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
-    latest = sorted(Path(out).iterdir())[-1]
+    # This run's directory (ids sorted by the second once let a quick null
+    # run started in the same second pass for the PostgreSQL run after it).
+    (latest,) = set(Path(out).iterdir()) - before
     rows: list[dict[str, object]] = pq.read_table(latest / "steps.parquet").to_pylist()
     # A step that did not finish its rows would read as a cheap client.
     broken = [f"{r['step']}: {r['status']} {r.get('error') or ''}" for r in rows if r["status"] != "ok"]

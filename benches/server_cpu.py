@@ -46,11 +46,12 @@ def step(db: str, comm: str, name: str, rows_i0: int, rows_i1: int, out: str) ->
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     server = server_cpu(comm)
     args = [BIN, "run", "--db", db, "--steps", name, "--rows-l-i0", str(rows_i0), "--rows-l-i1", str(rows_i1)]
+    existing = set(Path(out).iterdir())
     subprocess.run(args + ["--out", out, "-q"], check=True, stdout=subprocess.DEVNULL)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     client = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    runs = sorted(Path(out).iterdir())
-    steps = pq.read_table(runs[-1] / "steps.parquet").to_pandas()
+    (run_dir,) = set(Path(out).iterdir()) - existing  # this run's own directory
+    steps = pq.read_table(run_dir / "steps.parquet").to_pandas()
     return float(steps["ips"].iloc[0]), client, server_cpu(comm) - server
 
 

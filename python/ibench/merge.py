@@ -422,8 +422,11 @@ class _Merge:
 
 
 def new_run_id() -> str:
-    """A run id that sorts by start time, as the Rust side makes them."""
-    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + secrets.token_hex(3)
+    """A run id that sorts by start time to the millisecond, as the Rust side
+    makes them: the UTC second, the millisecond in 3 hex digits, 3 random ones."""
+    now = time.time_ns() // 1_000_000
+    second, ms = divmod(now, 1000)
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(second)) + f"-{ms:03x}" + secrets.token_hex(2)[:3]
 
 
 def _write(dir: Path, name: str, table: pa.Table) -> None:

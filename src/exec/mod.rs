@@ -70,7 +70,14 @@ pub struct RunOutcome {
 
 /// A run id that sorts by start time: `20261129T233000Z-1a2b3c`.
 fn run_id() -> String {
-    let micros = unix_micros();
+    run_id_at(unix_micros(), std::process::id())
+}
+
+/// The run id of a run started at `micros` (Unix µs) by process `pid`: the
+/// UTC second, then 6 hex digits: the millisecond (3 digits, so ids started
+/// in the same second still sort by start time) and 3 digits mixed from the
+/// time and the pid, which tell apart runs started in the same millisecond.
+fn run_id_at(micros: i64, pid: u32) -> String {
     let t = crate::metrics::utc(micros);
     let stamp = format!(
         "{:04}{:02}{:02}T{:02}{:02}{:02}Z",
@@ -81,8 +88,9 @@ fn run_id() -> String {
         t.minute(),
         t.second()
     );
-    let tag = (micros as u64 ^ (std::process::id() as u64).rotate_left(20)) & 0xff_ffff;
-    format!("{stamp}-{tag:06x}")
+    let ms = micros.rem_euclid(1_000_000) / 1000;
+    let tag = (micros as u64 ^ (pid as u64).rotate_left(20)).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 52;
+    format!("{stamp}-{ms:03x}{tag:03x}")
 }
 
 /// The benchmark's tables: `pi1`, `pi2`, ...
@@ -167,12 +175,15 @@ impl Runner {
         let shard = config.shard()?;
         let id = run_id();
         let dir = out.join(&id);
+        // The run's own directory is new: a run never writes into another's.
         let make_dir = || {
-            std::fs::create_dir_all(&dir).map_err(|source| Error::Io {
-                action: "cannot create the output directory",
-                path: dir.clone(),
-                source,
-            })
+            std::fs::create_dir_all(out)
+                .and_then(|()| std::fs::create_dir(&dir))
+                .map_err(|source| Error::Io {
+                    action: "cannot create the run's directory",
+                    path: dir.clone(),
+                    source,
+                })
         };
         // A key/value store cannot run table steps: refuse before any work.
         let refuse_table_steps = |connector: &dyn Connector| -> Result<()> {
@@ -825,5 +836,26 @@ impl Runner {
                 t_s: Some(*t_s),
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::run_id_at;
+
+    #[test]
+    fn run_ids_sort_by_start_time_within_a_second_and_differ_between_processes() {
+        // Every millisecond across a second's boundary, and a few µs apart.
+        let start = 1_764_806_399_000_000i64; // 2025-12-03T23:59:59Z
+        let times: Vec<i64> = (0..2_000).map(|i| start + i * 1_000 + (i % 7)).collect();
+        let ids: Vec<String> = times.iter().map(|&t| run_id_at(t, 4242)).collect();
+        let mut sorted = ids.clone();
+        sorted.sort();
+        assert_eq!(sorted, ids, "ids must sort in start order");
+        assert!(ids[0].starts_with("20251203T235959Z-000"), "{}", ids[0]);
+        assert!(ids[1_999].starts_with("20251204T000000Z-3e7"), "{}", ids[1_999]);
+        assert!(ids.iter().all(|id| id.len() == "20251203T235959Z-000000".len()));
+        // Two processes starting in the same microsecond get different ids.
+        assert_ne!(run_id_at(start, 100), run_id_at(start, 101));
     }
 }

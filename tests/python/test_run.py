@@ -307,6 +307,18 @@ def test_load_of_a_folder_of_runs_gives_the_runs_concatenated(two_runs: tuple[Pa
         pd.testing.assert_frame_equal(getattr(loaded, table), expected)
 
 
+def test_a_folders_runs_load_in_start_order_even_within_one_second(tmp_path: Path) -> None:
+    # Run ids sort by start time to the millisecond: quick runs started in
+    # the same second came back in a random order when ids sorted by second.
+    out = tmp_path / "out"
+    for seed in range(1, 7):
+        ibench.run(db="null:", steps=["l.i0"], rows_l_i0=100, out=out, seed=seed, progress=False)
+    runs = ibench.load(out).runs
+    assert list(runs["seed"]) == list(range(1, 7))
+    assert list(runs["run_id"]) == sorted(runs["run_id"])
+    assert list(runs["started_at"]) == sorted(runs["started_at"])
+
+
 def test_load_of_a_list_of_run_directories_gives_them_concatenated_in_that_order(
     two_runs: tuple[Path, list[Path]],
 ) -> None:
