@@ -22,7 +22,7 @@ fn stream(rate: f64, precise: bool, seconds: f64) -> ([f64; 3], f64) {
     let cpu = cpu_s();
     let mut lags: Vec<f64> = (0..n)
         .map(|i| {
-            let intended = pacer.wait_for(i, || false);
+            let intended = pacer.wait_for(i, || false).expect("a paced schedule");
             Instant::now().saturating_duration_since(intended).as_nanos() as f64 / 1000.0
         })
         .collect();

@@ -60,7 +60,7 @@ impl Worker<'_> {
             let started = Instant::now();
             let removed = self.retrying(|| session.delete(&self.table.name, from, n))?;
             let ended = Instant::now();
-            rec.record(if w.rate.is_some() { intended } else { started }, started, ended);
+            rec.record(intended.unwrap_or(started), started, ended);
             if removed != n {
                 let what = if server_keys {
                     format!("deleting the {n} oldest rows from key {from}")

@@ -124,7 +124,7 @@ impl Worker<'_> {
             if halted {
                 break;
             }
-            rec.record(if w.rate.is_some() { intended } else { started }, started, ended);
+            rec.record(intended.unwrap_or(started), started, ended);
             i += 1;
         }
         self.table.reached(largest);

@@ -76,7 +76,7 @@ impl Worker<'_> {
             } else {
                 state.wrote(keys, ordinal);
             }
-            rec.record(if paced { intended } else { started }, started, ended);
+            rec.record(intended.unwrap_or(started), started, ended);
             done += n;
             i += 1;
             slot.store(done, Ordering::Release);
@@ -154,7 +154,7 @@ impl Worker<'_> {
                     (self.retrying(|| session.scan_reverse(KV_TABLE, &key, limit, &mut scanned))? > 0) as u64
                 }
                 KvOp::MultiReadRandom => self.retrying(|| session.multi_get(KV_TABLE, &keys, &mut scanned))? as u64,
-                _ => self.retrying(|| session.get(KV_TABLE, &key, &mut value))? as u64,
+                _ => self.retrying(|| session.probe(KV_TABLE, &key, &mut value))? as u64,
             };
             rec.record(started, started, Instant::now());
             self.shared.found.fetch_add(found, Ordering::Relaxed);

@@ -119,19 +119,17 @@ impl Pacer {
     }
 
     /// Waits for operation `i`'s intended start (or returns at once when it
-    /// is past) and returns it; `stop` is polled while waiting.
-    pub fn wait_for(&mut self, i: u64, stop: impl Fn() -> bool) -> Instant {
-        match self.schedule.intended(i) {
-            None => Instant::now(),
-            Some(intended) => {
-                if Instant::now() < intended {
-                    self.wait_until(intended, stop);
-                    let late = Instant::now().saturating_duration_since(intended);
-                    self.overshoot.saturating_record(late.as_nanos() as u64);
-                }
-                intended
-            }
+    /// is past) and returns it; `stop` is polled while waiting. None when
+    /// unthrottled: no intended start, and no clock read (the caller's start
+    /// time is the operation's).
+    pub fn wait_for(&mut self, i: u64, stop: impl Fn() -> bool) -> Option<Instant> {
+        let intended = self.schedule.intended(i)?;
+        if Instant::now() < intended {
+            self.wait_until(intended, stop);
+            let late = Instant::now().saturating_duration_since(intended);
+            self.overshoot.saturating_record(late.as_nanos() as u64);
         }
+        Some(intended)
     }
 
     /// Waits until the end of a stream of `n` operations.
@@ -221,7 +219,7 @@ mod tests {
         let mut p = Pacer::new(Schedule::rate(t0, 1000.0), true);
         let mut lags: Vec<Duration> = (0..300)
             .map(|i| {
-                let intended = p.wait_for(i, || false);
+                let intended = p.wait_for(i, || false).expect("a paced schedule");
                 Instant::now().saturating_duration_since(intended)
             })
             .collect();

@@ -5,11 +5,15 @@
 //! and service time, in nanoseconds) and cuts a per-interval series as it
 //! goes; the step merges the recorders when its threads end.
 //!
-//! A recorder's histograms are large (three of about 270 KB) and the thread
+//! A recorder's histograms are large (about 270 KB each) and the thread
 //! that records into them has just waited on the server, which ran on the
 //! same cores meanwhile: recording each operation as it ends would take a
 //! few cache misses per operation. So times are kept in a small buffer and
-//! recorded [`PENDING`] at a time, while the histograms stay in cache.
+//! recorded [`PENDING`] at a time, while the histograms stay in cache. Each
+//! time goes into the current interval's histogram only (and its service
+//! time into a second one, once a service time differs from its response
+//! time: paced streams); an interval's histograms join the step's when the
+//! interval closes.
 
 mod costs;
 mod engine;
@@ -174,7 +178,12 @@ pub struct Recorder {
     interval_ns: u64,
     latencies: Latencies,
     current: u64,
+    /// The current interval's response times.
     window: Histogram<u64>,
+    /// The current interval's service times, once one differed from its
+    /// response time (`service_split`); until then they are `window`'s.
+    service_window: Histogram<u64>,
+    service_split: bool,
     /// The response times of every interval so far, for the all-clients series.
     windows: Vec<Sparse>,
     /// Paced: the current interval's lags, and every interval's so far.
@@ -219,6 +228,8 @@ impl Recorder {
             latencies: Latencies::default(),
             current: 0,
             window: histogram(),
+            service_window: histogram(),
+            service_split: false,
             windows: Vec::new(),
             lag_window: None,
             lag_windows: Vec::new(),
@@ -247,12 +258,14 @@ impl Recorder {
     pub fn record(&mut self, intended: Instant, started: Instant, ended: Instant) {
         // One subtraction each, in u64 nanoseconds: this runs per operation.
         let response = ns(ended.saturating_duration_since(intended));
-        let service = if started == intended {
-            response
+        let (service, late) = if started == intended {
+            (response, 1)
         } else {
-            ns(ended.saturating_duration_since(started))
+            (
+                ns(ended.saturating_duration_since(started)),
+                ns(started.saturating_duration_since(intended)),
+            )
         };
-        let late = ns(started.saturating_duration_since(intended));
         let index = ns(ended.saturating_duration_since(self.start)) / self.interval_ns;
         if index != self.current {
             self.roll(index);
@@ -267,16 +280,24 @@ impl Recorder {
         }
     }
 
-    /// Records the buffered times: they belong to the current interval.
+    /// Records the buffered times into the current interval's histograms:
+    /// they belong to it.
     fn flush(&mut self) {
-        let mut lag = self.latencies.lag.as_mut().zip(self.lag_window.as_mut());
         for t in &self.pending {
-            self.latencies.response.saturating_record(t.response);
-            self.latencies.service.saturating_record(t.service);
+            if t.service != t.response && !self.service_split {
+                // Service times so far this interval were the response times.
+                self.service_window.reset();
+                self.service_window
+                    .add(&self.window)
+                    .expect("histograms of one configuration");
+                self.service_split = true;
+            }
             self.window.saturating_record(t.response);
-            if let Some((lag, window)) = lag.as_mut() {
+            if self.service_split {
+                self.service_window.saturating_record(t.service);
+            }
+            if let Some(lag) = self.lag_window.as_mut() {
                 lag.saturating_record(t.late);
-                window.saturating_record(t.late);
             }
         }
         self.pending.clear();
@@ -293,11 +314,25 @@ impl Recorder {
 
     fn close(&mut self) {
         self.flush();
+        // The interval's times join the step's (same configuration: never an error).
+        let joined = "histograms of one configuration";
+        let l = &mut self.latencies;
+        l.response.add(&self.window).expect(joined);
+        let service = if self.service_split {
+            &self.service_window
+        } else {
+            &self.window
+        };
+        l.service.add(service).expect(joined);
+        self.service_split = false;
         self.windows.push(sparse(&self.window));
         if !self.window.is_empty() {
             self.window.reset();
         }
         if let Some(lag) = self.lag_window.as_mut() {
+            if let Some(all) = l.lag.as_mut() {
+                all.add(&*lag).expect(joined);
+            }
             self.lag_windows.push(sparse(lag));
             if !lag.is_empty() {
                 lag.reset();
