@@ -22,8 +22,11 @@ options, as db_bench does), alternating which goes first, in this order
 Both use 16-byte keys, `--value_size` values compressible to 0.5 (random
 printable characters repeated: ibench's `value_alphabet="printable"`), one
 thread, batch size 1, and the same engine options (`--compression`,
-`--write_buffer_size`, `--max_background_jobs`, the block cache
-`--cache-size`, universal compaction with `--universal`). It prints per step the rate (ops/s), stall %, write
+`--write_buffer_size`, `--max_background_jobs`, db_bench's own defaults
+where they are not RocksDB's (`--enable_pipelined_write=true`,
+`--delayed_write_rate=8388608`: ibench gets them as options), the block cache
+`--cache-size` and its kind `--cache-type` (db_bench's default
+HyperClockCache unless `--cache-type lru`), universal compaction with `--universal`). It prints per step the rate (ops/s), stall %, write
 amplification and compaction CPU seconds of each, the ratio ibench/db_bench
 of each, and which RocksDB version each links (db_bench reports its own;
 ibench the version in its OPTIONS file). Needs the package installed from this
@@ -67,6 +70,7 @@ def db_bench_flags(args: argparse.Namespace) -> list[str]:
         f"--write_buffer_size={args.write_buffer_size}",
         f"--max_background_jobs={args.max_background_jobs}",
         f"--cache_size={args.cache_size}",
+        f"--cache_type={args.cache_type}_cache",
         "--threads=1",
         "--batch_size=1",
         "--statistics=1",
@@ -81,12 +85,19 @@ def db_bench_flags(args: argparse.Namespace) -> list[str]:
     return flags
 
 
+# Options whose db_bench default is not RocksDB's: ibench gets db_bench's
+# (benchmark.sh leaves them at db_bench's defaults too).
+DB_BENCH_DEFAULTS = ["enable_pipelined_write=true", "delayed_write_rate=8388608"]
+
+
 def ibench_options(args: argparse.Namespace) -> str:
     options = [
+        *DB_BENCH_DEFAULTS,
         f"compression={args.compression}",
         f"write_buffer_size={args.write_buffer_size}",
         f"max_background_jobs={args.max_background_jobs}",
         f"block_cache={args.cache_size}",
+        f"block_cache_type={args.cache_type}",
     ]
     if args.universal:
         options.append("compaction_style=universal")
@@ -209,6 +220,9 @@ def main() -> None:
     parser.add_argument("--write-buffer-size", type=int, default=64 << 20)
     parser.add_argument("--max-background-jobs", type=int, default=2)
     parser.add_argument("--cache-size", type=int, default=64 << 20, help="block cache bytes (db_bench --cache_size)")
+    parser.add_argument("--cache-type", choices=("hyper_clock", "lru"), default="hyper_clock",
+                        help="the block cache's kind, for both (db_bench --cache_type, whose default is "
+                        "hyper_clock_cache; ibench block_cache_type, whose default is lru)")
     parser.add_argument("--universal", action="store_true", help="universal compaction (default leveled)")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--steps", default=",".join(STEPS), help="comma-separated, in this order; fillseq first "

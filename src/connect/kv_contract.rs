@@ -40,6 +40,10 @@ pub(crate) fn round_trip(s: &mut dyn KvSession, table: &str) {
     v = b"stale".to_vec();
     assert!(!s.get(table, &key(4), &mut v).unwrap());
     assert!(v.is_empty());
+    // A probe finds what get finds, an empty value included.
+    for (k, there) in [(3, true), (2, true), (7, true), (4, false)] {
+        assert_eq!(s.probe(table, &key(k), &mut v).unwrap(), there, "probe of {k}");
+    }
 
     // An update of an existing key, in a later batch.
     b.clear();

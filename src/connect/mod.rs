@@ -219,6 +219,13 @@ pub trait KvSession: Send {
     fn put(&mut self, table: &str, batch: &KvBatch) -> Result<()>;
     /// Reads `key` into `value` (cleared first); false when absent.
     fn get(&mut self, table: &str, key: &[u8], value: &mut Vec<u8>) -> Result<bool>;
+    /// A point read whose value the caller does not keep (readrandom): the
+    /// engine finds the value as [`KvSession::get`] does, and a client that
+    /// can leave it where the engine has it does (RocksDB's pinned slice, as
+    /// db_bench reads). The default gets it into `scratch`.
+    fn probe(&mut self, table: &str, key: &[u8], scratch: &mut Vec<u8>) -> Result<bool> {
+        self.get(table, key, scratch)
+    }
     /// Seeks to the first key ≥ `start` and reads up to `limit` pairs in key
     /// order into `out` (cleared first); returns how many.
     fn scan(&mut self, table: &str, start: &[u8], limit: usize, out: &mut KvBatch) -> Result<usize>;

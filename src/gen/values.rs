@@ -154,13 +154,13 @@ impl Compressible {
                     }
                 }
             }
-            // Each byte of a word scaled to 0..95 (multiply-shift: no division).
+            // The words fill_bytes writes, then each byte scaled to 0..95
+            // (multiply-shift: no division) in a loop the compiler
+            // vectorizes: a load step generates every value it writes.
             Alphabet::Printable => {
-                for chunk in out[..m].chunks_mut(8) {
-                    let w = rng.next_u64();
-                    for (j, b) in chunk.iter_mut().enumerate() {
-                        *b = b' ' + ((((w >> (8 * j)) & 0xff) * 95) >> 8) as u8;
-                    }
+                fill_bytes(rng, &mut out[..m]);
+                for b in &mut out[..m] {
+                    *b = printable(*b);
                 }
             }
         }
@@ -186,6 +186,12 @@ impl Compressible {
     pub fn skip(&self, rng: &mut StreamRng, len: usize) {
         skip_bytes(rng, self.random_len(len));
     }
+}
+
+/// Byte `b` as one of db_bench's 95 printable characters: `' ' + (b·95 >> 8)`.
+#[inline]
+fn printable(b: u8) -> u8 {
+    b' ' + ((b as u16 * 95) >> 8) as u8
 }
 
 /// What values to generate.
@@ -355,5 +361,39 @@ impl ValueGen {
         let mut out = vec![0u8; len[0] as usize];
         self.fill(index, &[0, len[0]], &mut out);
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn printable_values_are_the_words_bytes_each_scaled_to_95_characters() {
+        // The bytes as the first version mapped them, word by word.
+        use super::{Alphabet, Compressible};
+        use crate::gen::stream::{Purpose, Stream};
+        use rand_core::Rng;
+        let c = Compressible::new(0.5, Alphabet::Printable, "ratio").unwrap();
+        let stream = Stream::new(7, 1, Purpose::KvValue);
+        for len in [1usize, 7, 8, 9, 63, 64, 65, 400, 1000] {
+            let mut out = vec![0u8; len];
+            c.fill(&mut stream.block_rng(len as u64), &mut out);
+            let m = c.random_len(len);
+            let mut rng = stream.block_rng(len as u64);
+            let mut expected = Vec::new();
+            while expected.len() < m {
+                let w = rng.next_u64();
+                expected.extend((0..8).map(|j| b' ' + ((((w >> (8 * j)) & 0xff) * 95) >> 8) as u8));
+            }
+            expected.truncate(m);
+            assert_eq!(&out[..m], &expected[..], "len {len}");
+            assert!(out.iter().all(|b| (b' '..=b'~').contains(b)), "len {len}");
+            for i in m..len {
+                assert_eq!(out[i], out[i - m], "len {len}: the random part repeats");
+            }
+        }
+        // Every byte value lands on one of the 95 characters, the extremes on ' ' and '~'.
+        let all: std::collections::BTreeSet<u8> = (0..=255u8).map(super::printable).collect();
+        assert_eq!(all.len(), 95);
+        assert_eq!((super::printable(0), super::printable(255)), (b' ', b'~'));
     }
 }

@@ -19,6 +19,7 @@ use rocksdb::{
     Options, ReadOptions, UniversalCompactOptions, WaitForCompactOptions, WriteBatch, WriteOptions,
 };
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 type Db = DBWithThreadMode<MultiThreaded>;
@@ -36,6 +37,7 @@ struct DsnOptions {
     max_background_jobs: Option<i32>,
     subcompactions: Option<u32>,
     block_cache: Option<usize>,
+    block_cache_type: CacheKind,
     num_levels: Option<i32>,
     wal: bool,
     sync: bool,
@@ -47,6 +49,17 @@ struct DsnOptions {
     table: Pairs,
     /// (name, value) as given, for the run's settings.
     given: Vec<(String, String)>,
+}
+
+/// The block cache's kind (db_bench `--cache_type`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+enum CacheKind {
+    /// RocksDB's LRU cache: its options parser's only kind, and RocksDB's default.
+    #[default]
+    Lru,
+    /// HyperClockCache with the entry charge estimated as it goes: db_bench's
+    /// default (`hyper_clock_cache`), lock-free on lookups.
+    HyperClock,
 }
 
 /// Options as (name, value), in order.
@@ -165,6 +178,13 @@ impl DsnOptions {
                 "max_background_jobs" => o.max_background_jobs = Some(int(name, v, "a count")?),
                 "subcompactions" => o.subcompactions = Some(int(name, v, "a count")?),
                 "block_cache" => o.block_cache = Some(size(name, v)?),
+                "block_cache_type" => {
+                    o.block_cache_type = match v {
+                        "lru" | "lru_cache" => CacheKind::Lru,
+                        "hyper_clock" | "hyper_clock_cache" | "auto_hyper_clock_cache" => CacheKind::HyperClock,
+                        _ => return Err(bad(name, v, "lru or hyper_clock")),
+                    }
+                }
                 "num_levels" => o.num_levels = Some(int(name, v, "a count of levels")?),
                 "wal" => o.wal = crate::connect::dsn::switch(name, v)?,
                 "sync" => o.sync = crate::connect::dsn::switch(name, v)?,
@@ -184,6 +204,23 @@ impl DsnOptions {
         }
         if o.sync && !o.wal {
             return Err(Error::config("db", "rocksdb: sync=on needs the WAL (wal=on)"));
+        }
+        if o.block_cache_type == CacheKind::HyperClock {
+            if o.block_cache.is_none() {
+                return Err(Error::config(
+                    "block_cache_type",
+                    "hyper_clock needs the cache's size: block_cache=SIZE",
+                ));
+            }
+            if !o.table.is_empty() {
+                // The table options go through RocksDB's options parser,
+                // whose block caches are LRU ones.
+                return Err(Error::config(
+                    "block_cache_type",
+                    "hyper_clock cannot be combined with table options (table.NAME or an options file's): \
+                     RocksDB's options parser makes LRU block caches only",
+                ));
+            }
         }
         Ok(o)
     }
@@ -262,7 +299,11 @@ impl DsnOptions {
         }
         if let (Some(bytes), true) = (self.block_cache, self.table.is_empty()) {
             let mut table = BlockBasedOptions::default();
-            table.set_block_cache(&Cache::new_lru_cache(bytes));
+            table.set_block_cache(&match self.block_cache_type {
+                CacheKind::Lru => Cache::new_lru_cache(bytes),
+                // 0: the charge per entry estimated as it goes (db_bench's hyper_clock_cache).
+                CacheKind::HyperClock => Cache::new_hyper_clock_cache(bytes, 0),
+            });
             opts.set_block_based_table_factory(&table);
         }
         opts
@@ -279,6 +320,9 @@ impl DsnOptions {
 /// The RocksDB connector: one database, shared by every session.
 pub struct RocksdbConnector {
     db: Arc<Db>,
+    /// Bumped whenever a session drops or creates a column family, so every
+    /// session looks its family's handle up again.
+    families: Arc<AtomicU64>,
     /// Holds the statistics object the database writes to.
     opts: Options,
     dsn: DsnOptions,
@@ -291,6 +335,17 @@ fn db_err(target: &str, what: &str, e: rocksdb::Error) -> Error {
 }
 
 impl RocksdbConnector {
+    /// The block cache's kind as RocksDB names it (`LRUCache`,
+    /// `AutoHyperClockCache`), read back from its entry statistics.
+    fn block_cache_name(&self, cf: &Arc<BoundColumnFamily<'_>>) -> Option<String> {
+        let stats = self
+            .db
+            .property_value_cf(cf, "rocksdb.block-cache-entry-stats")
+            .ok()??;
+        let rest = stats.strip_prefix("Block cache ")?;
+        Some(rest[..rest.find('@')?].to_string())
+    }
+
     /// `rest` is what follows `rocksdb:`: `PATH[?name=value&...]`.
     pub fn new(rest: &str) -> Result<Self> {
         let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
@@ -315,6 +370,7 @@ impl RocksdbConnector {
             .map_err(|e| db_err(&target, &format!("cannot open {}", path.display()), e))?;
         Ok(RocksdbConnector {
             db: Arc::new(db),
+            families: Arc::new(AtomicU64::new(0)),
             opts,
             dsn,
             path,
@@ -438,6 +494,9 @@ impl Connector for RocksdbConnector {
             if let Ok(Some(cap)) = self.db.property_int_value_cf(&cf, "rocksdb.block-cache-capacity") {
                 rows.push(("block_cache_capacity".into(), cap.to_string(), "property".into()));
             }
+            if let Some(name) = self.block_cache_name(&cf) {
+                rows.push(("block_cache_name".into(), name, "property".into()));
+            }
         }
         Ok(rows)
     }
@@ -466,7 +525,8 @@ impl Connector for RocksdbConnector {
     }
     fn kv_session(&self) -> Result<Box<dyn KvSession>> {
         Ok(Box::new(RocksdbSession {
-            db: self.db.clone(),
+            cell: DbCell::new(self.db.clone(), |_| None),
+            families: self.families.clone(),
             write: self.dsn.write_options(),
             read: ReadOptions::default(),
             opts: self.opts.clone(),
@@ -516,8 +576,28 @@ impl Connector for RocksdbConnector {
 /// A session: the shared database and this thread's write and read
 /// options (made once: a ReadOptions per get is an allocation and a free,
 /// which db_bench does not pay either).
+/// The column family a session last used, looked up by name when the
+/// connector's family generation was `generation`.
+struct Family<'a> {
+    name: String,
+    generation: u64,
+    cf: Arc<BoundColumnFamily<'a>>,
+}
+
+type CachedFamily<'a> = Option<Family<'a>>;
+
+self_cell::self_cell!(
+    /// A session's database and its column family's handle, which borrows it.
+    struct DbCell {
+        owner: Arc<Db>,
+        #[covariant]
+        dependent: CachedFamily,
+    }
+);
+
 struct RocksdbSession {
-    db: Arc<Db>,
+    cell: DbCell,
+    families: Arc<AtomicU64>,
     write: WriteOptions,
     read: ReadOptions,
     opts: Options,
@@ -535,7 +615,7 @@ impl RocksdbSession {
     /// db_bench reuses one: a WriteBatch object per write would cost an
     /// allocation and a free), several as a WriteBatch built by `add`.
     fn write_each(
-        &self,
+        &mut self,
         table: &str,
         batch: &KvBatch,
         what: &str,
@@ -548,32 +628,30 @@ impl RocksdbSession {
         ) -> std::result::Result<(), rocksdb::Error>,
         add: impl Fn(&mut WriteBatch, &Arc<BoundColumnFamily<'_>>, &[u8], &[u8]),
     ) -> Result<()> {
-        let cf = self.cf(table)?;
+        self.look_up(table)?;
+        let (db, cf) = (self.db(), self.family());
         if batch.len() == 1 {
-            return one(&self.db, &cf, batch.key(0), batch.value(0), &self.write)
-                .map_err(|e| db_err(&self.target, what, e));
+            return one(db, cf, batch.key(0), batch.value(0), &self.write).map_err(|e| db_err(&self.target, what, e));
         }
         let mut wb = WriteBatch::default();
         for (k, v) in batch.pairs() {
-            add(&mut wb, &cf, k, v);
+            add(&mut wb, cf, k, v);
         }
-        self.db
-            .write_opt(wb, &self.write)
-            .map_err(|e| db_err(&self.target, what, e))
+        db.write_opt(wb, &self.write).map_err(|e| db_err(&self.target, what, e))
     }
 
     /// Up to `limit` pairs from an iterator placed by `seek`, moved by `step`.
     fn scan_with(
-        &self,
+        &mut self,
         table: &str,
         limit: usize,
         out: &mut KvBatch,
         seek: impl FnOnce(&mut rocksdb::DBRawIteratorWithThreadMode<'_, Db>),
         forward: bool,
     ) -> Result<usize> {
-        let cf = self.cf(table)?;
+        self.look_up(table)?;
         out.clear();
-        let mut it = self.db.raw_iterator_cf(&cf);
+        let mut it = self.db().raw_iterator_cf(self.family());
         seek(&mut it);
         while it.valid() && out.len() < limit {
             if let (Some(k), Some(v)) = (it.key(), it.value()) {
@@ -589,23 +667,56 @@ impl RocksdbSession {
         Ok(out.len())
     }
 
-    fn cf(&self, table: &str) -> Result<Arc<BoundColumnFamily<'_>>> {
-        self.db
-            .cf_handle(table)
-            .ok_or_else(|| Error::database(&self.target, format!("no column family {table:?}")))
+    fn db(&self) -> &Db {
+        self.cell.borrow_owner()
+    }
+
+    /// Makes `table`'s column family the session's: its handle is looked up
+    /// by name once, then kept while no session drops or creates a family
+    /// (a lookup takes the database's lock and clones an Arc, about 100
+    /// instructions: a tenth of a write's client cost).
+    fn look_up(&mut self, table: &str) -> Result<()> {
+        let generation = self.families.load(Ordering::Acquire);
+        let target = &self.target;
+        self.cell.with_dependent_mut(|db, cached| {
+            if !cached
+                .as_ref()
+                .is_some_and(|f| f.generation == generation && f.name == table)
+            {
+                let cf = db
+                    .cf_handle(table)
+                    .ok_or_else(|| Error::database(target, format!("no column family {table:?}")))?;
+                *cached = Some(Family {
+                    name: table.to_string(),
+                    generation,
+                    cf,
+                });
+            }
+            Ok(())
+        })
+    }
+
+    /// The handle [`RocksdbSession::look_up`] found.
+    fn family(&self) -> &Arc<BoundColumnFamily<'_>> {
+        &self.cell.borrow_dependent().as_ref().expect("looked up first").cf
     }
 }
 
 impl KvSession for RocksdbSession {
     fn create(&mut self, table: &str, _key_size: usize) -> Result<()> {
-        if self.db.cf_handle(table).is_some() {
-            self.db
-                .drop_cf(table)
+        // Every session's handles are stale from here: they look theirs up again.
+        self.families.fetch_add(1, Ordering::AcqRel);
+        self.cell.with_dependent_mut(|_, cached| *cached = None);
+        let db = self.db();
+        if db.cf_handle(table).is_some() {
+            db.drop_cf(table)
                 .map_err(|e| db_err(&self.target, &format!("drop column family {table}"), e))?;
         }
-        self.db
+        let created = db
             .create_cf(table, &self.opts)
-            .map_err(|e| db_err(&self.target, &format!("create column family {table}"), e))
+            .map_err(|e| db_err(&self.target, &format!("create column family {table}"), e));
+        self.families.fetch_add(1, Ordering::AcqRel);
+        created
     }
     fn put(&mut self, table: &str, batch: &KvBatch) -> Result<()> {
         self.write_each(
@@ -635,11 +746,12 @@ impl KvSession for RocksdbSession {
         )
     }
     fn multi_get(&mut self, table: &str, keys: &KvBatch, out: &mut KvBatch) -> Result<usize> {
-        let cf = self.cf(table)?;
+        self.look_up(table)?;
+        let cf = self.family();
         out.clear();
         let found = self
-            .db
-            .batched_multi_get_cf(&cf, (0..keys.len()).map(|i| keys.key(i)), false);
+            .db()
+            .batched_multi_get_cf(cf, (0..keys.len()).map(|i| keys.key(i)), false);
         for (i, v) in found.into_iter().enumerate() {
             if let Some(v) = v.map_err(|e| db_err(&self.target, "multiget", e))? {
                 out.push_raw(keys.key(i), &v);
@@ -648,11 +760,12 @@ impl KvSession for RocksdbSession {
         Ok(out.len())
     }
     fn get(&mut self, table: &str, key: &[u8], value: &mut Vec<u8>) -> Result<bool> {
-        let cf = self.cf(table)?;
+        self.look_up(table)?;
+        let cf = self.family();
         value.clear();
         match self
-            .db
-            .get_pinned_cf_opt(&cf, key, &self.read)
+            .db()
+            .get_pinned_cf_opt(cf, key, &self.read)
             .map_err(|e| db_err(&self.target, "get", e))?
         {
             Some(v) => {
@@ -662,6 +775,15 @@ impl KvSession for RocksdbSession {
             None => Ok(false),
         }
     }
+    fn probe(&mut self, table: &str, key: &[u8], _scratch: &mut Vec<u8>) -> Result<bool> {
+        self.look_up(table)?;
+        let cf = self.family();
+        let found = self
+            .db()
+            .get_pinned_cf_opt(cf, key, &self.read)
+            .map_err(|e| db_err(&self.target, "get", e))?;
+        Ok(found.is_some())
+    }
     fn scan(&mut self, table: &str, start: &[u8], limit: usize, out: &mut KvBatch) -> Result<usize> {
         self.scan_with(table, limit, out, |it| it.seek(start), true)
     }
@@ -669,8 +791,9 @@ impl KvSession for RocksdbSession {
         self.scan_with(table, limit, out, |it| it.seek_for_prev(start), false)
     }
     fn count(&mut self, table: &str) -> Result<u64> {
-        let cf = self.cf(table)?;
-        let mut it = self.db.raw_iterator_cf(&cf);
+        self.look_up(table)?;
+        let cf = self.family();
+        let mut it = self.db().raw_iterator_cf(cf);
         it.seek_to_first();
         let mut n = 0;
         while it.valid() {
@@ -681,8 +804,9 @@ impl KvSession for RocksdbSession {
         Ok(n)
     }
     fn flush(&mut self, table: &str, _stop: &Stop) -> Result<Vec<String>> {
-        let cf = self.cf(table)?;
-        self.db.flush_cf(&cf).map_err(|e| db_err(&self.target, "flush", e))?;
+        self.look_up(table)?;
+        let cf = self.family();
+        self.db().flush_cf(cf).map_err(|e| db_err(&self.target, "flush", e))?;
         Ok(Vec::new())
     }
     fn wait_for_compaction(&mut self, _table: &str, stop: &Stop) -> Result<Vec<String>> {
@@ -690,7 +814,7 @@ impl KvSession for RocksdbSession {
         let mut opts = WaitForCompactOptions::default();
         opts.set_timeout(200_000);
         while !stop.requested() {
-            match self.db.wait_for_compact(&opts) {
+            match self.db().wait_for_compact(&opts) {
                 Ok(()) => break,
                 Err(e) if e.kind() == rocksdb::ErrorKind::TimedOut => continue,
                 Err(e) => return Err(db_err(&self.target, "wait for compaction", e)),
@@ -712,6 +836,34 @@ mod tests {
     }
 
     #[test]
+    fn a_session_keeps_its_family_s_handle_until_another_session_recreates_the_family() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = RocksdbConnector::new(&dir.path().display().to_string()).unwrap();
+        let (mut a, mut b) = (c.kv_session().unwrap(), c.kv_session().unwrap());
+        let pair = |k: u8| {
+            let mut batch = KvBatch::new(1);
+            batch.push_raw(&[k], b"v");
+            batch
+        };
+        let mut v = Vec::new();
+        a.create(KV_TABLE, 1).unwrap();
+        a.put(KV_TABLE, &pair(1)).unwrap();
+        assert!(a.get(KV_TABLE, &[1], &mut v).unwrap() && b.probe(KV_TABLE, &[1], &mut v).unwrap());
+        // b drops and recreates the family: a's kept handle is of the dropped one.
+        b.create(KV_TABLE, 1).unwrap();
+        assert!(!a.get(KV_TABLE, &[1], &mut v).unwrap(), "a reads the new, empty family");
+        a.put(KV_TABLE, &pair(2)).unwrap();
+        assert!(b.get(KV_TABLE, &[2], &mut v).unwrap(), "a writes into the new family");
+        assert_eq!((a.count(KV_TABLE).unwrap(), b.count(KV_TABLE).unwrap()), (1, 1));
+        let e = a.get("nope", &[1], &mut v).unwrap_err().to_string();
+        assert!(e.contains("no column family \"nope\""), "{e}");
+        assert!(
+            a.get(KV_TABLE, &[2], &mut v).unwrap(),
+            "back to its family after another"
+        );
+    }
+
+    #[test]
     fn dsn_options_parse_and_bad_ones_name_themselves() {
         let o = DsnOptions::parse(
             "compaction_style=universal&compression=lz4&bottommost_compression=zstd&write_buffer_size=8MB&wal=off&block_cache=1G",
@@ -730,6 +882,42 @@ mod tests {
         ] {
             let e = DsnOptions::parse(bad).unwrap_err().to_string();
             assert!(e.contains(name), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn the_block_cache_is_lru_or_db_bench_s_hyper_clock_cache_as_asked() {
+        let name_of = |query: &str| {
+            let dir = tempfile::tempdir().unwrap();
+            let c = RocksdbConnector::new(&format!("{}?{query}", dir.path().display())).unwrap();
+            let rows = c.configuration().unwrap();
+            let get = |k: &str| rows.iter().find(|r| r.0 == k).map(|r| r.1.clone());
+            (get("block_cache_name"), get("block_cache_capacity"))
+        };
+        let (lru, cap) = name_of("block_cache=8M");
+        assert_eq!((lru.as_deref(), cap.as_deref()), (Some("LRUCache"), Some("8388608")));
+        assert_eq!(
+            name_of("block_cache=8M&block_cache_type=lru_cache").0.as_deref(),
+            Some("LRUCache")
+        );
+        for kind in ["hyper_clock", "hyper_clock_cache", "auto_hyper_clock_cache"] {
+            let (name, cap) = name_of(&format!("block_cache=8M&block_cache_type={kind}&compression=lz4"));
+            assert_eq!(
+                (name.as_deref(), cap.as_deref()),
+                (Some("AutoHyperClockCache"), Some("8388608")),
+                "{kind}"
+            );
+        }
+        for (bad, says) in [
+            ("block_cache_type=clock", "expected lru or hyper_clock"),
+            ("block_cache_type=hyper_clock", "needs the cache's size"),
+            (
+                "block_cache=8M&block_cache_type=hyper_clock&table.block_size=8192",
+                "cannot be combined with table options",
+            ),
+        ] {
+            let e = DsnOptions::parse(bad).unwrap_err().to_string();
+            assert!(e.contains("block_cache_type") && e.contains(says), "{bad}: {e}");
         }
     }
 
