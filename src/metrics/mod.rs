@@ -157,6 +157,13 @@ fn sparse(h: &Histogram<u64>) -> Sparse {
         .collect()
 }
 
+/// Adds a histogram's (value, count) list to `h`.
+fn record_all(h: &mut Histogram<u64>, values: &[(u64, u64)]) {
+    for &(value, count) in values {
+        h.saturating_record_n(value, count);
+    }
+}
+
 /// Operations whose times a recorder buffers before recording them.
 const PENDING: usize = 256;
 
@@ -181,9 +188,11 @@ pub struct Recorder {
     /// The current interval's response times.
     window: Histogram<u64>,
     /// The current interval's service times, once one differed from its
-    /// response time (`service_split`); until then they are `window`'s.
+    /// response time (`service_split`; from the start of every interval
+    /// when paced); until then they are `window`'s.
     service_window: Histogram<u64>,
     service_split: bool,
+    paced: bool,
     /// The response times of every interval so far, for the all-clients series.
     windows: Vec<Sparse>,
     /// Paced: the current interval's lags, and every interval's so far.
@@ -230,6 +239,7 @@ impl Recorder {
             window: histogram(),
             service_window: histogram(),
             service_split: false,
+            paced: false,
             windows: Vec::new(),
             lag_window: None,
             lag_windows: Vec::new(),
@@ -247,6 +257,7 @@ impl Recorder {
     /// schedule lag (actual − intended start).
     pub fn paced(client: u32, op: Op, start: Instant, interval: Duration) -> Self {
         let mut r = Recorder::new(client, op, start, interval);
+        (r.paced, r.service_split) = (true, true);
         r.latencies.lag = Some(histogram());
         r.lag_window = Some(histogram());
         r
@@ -285,8 +296,8 @@ impl Recorder {
     fn flush(&mut self) {
         for t in &self.pending {
             if t.service != t.response && !self.service_split {
-                // Service times so far this interval were the response times.
-                self.service_window.reset();
+                // Service times so far this interval were the response times
+                // (the service window is empty while not split).
                 self.service_window
                     .add(&self.window)
                     .expect("histograms of one configuration");
@@ -314,26 +325,31 @@ impl Recorder {
 
     fn close(&mut self) {
         self.flush();
-        // The interval's times join the step's (same configuration: never an error).
-        let joined = "histograms of one configuration";
+        // The interval's times join the step's, by its recorded values (the
+        // interval's list, kept for the all-clients series): a few hundred
+        // at most, where a whole histogram is 34,000 buckets.
         let l = &mut self.latencies;
-        l.response.add(&self.window).expect(joined);
-        let service = if self.service_split {
-            &self.service_window
+        let window = sparse(&self.window);
+        record_all(&mut l.response, &window);
+        if self.service_split {
+            record_all(&mut l.service, &sparse(&self.service_window));
+            if !self.service_window.is_empty() {
+                self.service_window.reset();
+            }
         } else {
-            &self.window
-        };
-        l.service.add(service).expect(joined);
-        self.service_split = false;
-        self.windows.push(sparse(&self.window));
+            record_all(&mut l.service, &window);
+        }
+        self.service_split = self.paced;
+        self.windows.push(window);
         if !self.window.is_empty() {
             self.window.reset();
         }
         if let Some(lag) = self.lag_window.as_mut() {
+            let lags = sparse(lag);
             if let Some(all) = l.lag.as_mut() {
-                all.add(&*lag).expect(joined);
+                record_all(all, &lags);
             }
-            self.lag_windows.push(sparse(lag));
+            self.lag_windows.push(lags);
             if !lag.is_empty() {
                 lag.reset();
             }
