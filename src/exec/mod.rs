@@ -180,7 +180,7 @@ impl Runner {
             std::fs::create_dir_all(out)
                 .and_then(|()| std::fs::create_dir(&dir))
                 .map_err(|source| Error::Io {
-                    action: "cannot create the run's directory",
+                    action: "cannot create the output directory",
                     path: dir.clone(),
                     source,
                 })
