@@ -380,14 +380,22 @@ mod tests {
     use super::super::MysqlConnector;
     use super::*;
 
+    /// A session on the local MariaDB; None (a note) when it is not
+    /// reachable, a failure in CI.
+    fn local_session() -> Option<MysqlSession> {
+        match MysqlConnector::new("mysql://root@127.0.0.1:3306/test").and_then(|c| c.open_session()) {
+            Ok(s) => Some(s),
+            Err(e) if std::env::var("CI").as_deref() == Ok("true") => panic!("MariaDB, and CI=true: {e}"),
+            Err(e) => {
+                eprintln!("note: MariaDB is not reachable ({e}); skipping (CI would fail)");
+                None
+            }
+        }
+    }
+
     #[test]
     fn a_held_statement_survives_many_more_prepared_statements() {
-        let dsn = "mysql://root@127.0.0.1:3306/test";
-        let mut s = match MysqlConnector::new(dsn).and_then(|c| c.open_session()) {
-            Ok(s) => s,
-            Err(e) if std::env::var("CI").as_deref() == Ok("true") => panic!("MariaDB, and CI=true: {e}"),
-            Err(e) => return eprintln!("note: MariaDB is not reachable ({e}); skipping (CI would fail)"),
-        };
+        let Some(mut s) = local_session() else { return };
         let table = "stmt_cache_unit_my";
         s.run("drop", &format!("DROP TABLE IF EXISTS {table}")).unwrap();
         s.create_table(table).unwrap();
@@ -405,12 +413,7 @@ mod tests {
 
     #[test]
     fn a_session_that_writes_another_table_closes_the_last_ones_statements() {
-        let dsn = "mysql://root@127.0.0.1:3306/test";
-        let mut s = match MysqlConnector::new(dsn).and_then(|c| c.open_session()) {
-            Ok(s) => s,
-            Err(e) if std::env::var("CI").as_deref() == Ok("true") => panic!("MariaDB, and CI=true: {e}"),
-            Err(e) => return eprintln!("note: MariaDB is not reachable ({e}); skipping (CI would fail)"),
-        };
+        let Some(mut s) = local_session() else { return };
         let tables = ["stmt_switch_unit_a", "stmt_switch_unit_b"];
         for t in tables {
             s.run("drop", &format!("DROP TABLE IF EXISTS {t}")).unwrap();

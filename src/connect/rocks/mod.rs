@@ -696,6 +696,15 @@ impl RocksdbSession {
         })
     }
 
+    /// `key`'s value where RocksDB holds it (a block cache entry or the
+    /// memtable), without a copy.
+    fn pinned(&mut self, table: &str, key: &[u8]) -> Result<Option<rocksdb::DBPinnableSlice<'_>>> {
+        self.look_up(table)?;
+        self.db()
+            .get_pinned_cf_opt(self.family(), key, &self.read)
+            .map_err(|e| db_err(&self.target, "get", e))
+    }
+
     /// The handle [`RocksdbSession::look_up`] found.
     fn family(&self) -> &Arc<BoundColumnFamily<'_>> {
         &self.cell.borrow_dependent().as_ref().expect("looked up first").cf
@@ -760,29 +769,15 @@ impl KvSession for RocksdbSession {
         Ok(out.len())
     }
     fn get(&mut self, table: &str, key: &[u8], value: &mut Vec<u8>) -> Result<bool> {
-        self.look_up(table)?;
-        let cf = self.family();
         value.clear();
-        match self
-            .db()
-            .get_pinned_cf_opt(cf, key, &self.read)
-            .map_err(|e| db_err(&self.target, "get", e))?
-        {
-            Some(v) => {
-                value.extend_from_slice(&v);
-                Ok(true)
-            }
-            None => Ok(false),
+        let found = self.pinned(table, key)?;
+        if let Some(v) = &found {
+            value.extend_from_slice(v);
         }
+        Ok(found.is_some())
     }
     fn probe(&mut self, table: &str, key: &[u8], _scratch: &mut Vec<u8>) -> Result<bool> {
-        self.look_up(table)?;
-        let cf = self.family();
-        let found = self
-            .db()
-            .get_pinned_cf_opt(cf, key, &self.read)
-            .map_err(|e| db_err(&self.target, "get", e))?;
-        Ok(found.is_some())
+        Ok(self.pinned(table, key)?.is_some())
     }
     fn scan(&mut self, table: &str, start: &[u8], limit: usize, out: &mut KvBatch) -> Result<usize> {
         self.scan_with(table, limit, out, |it| it.seek(start), true)
