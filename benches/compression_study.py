@@ -28,6 +28,8 @@ import ibench
 import ibench.stats
 from ibench import _native
 
+from db_bench_defaults import DB_BENCH_DEFAULTS
+
 if False:  # typing only
     import pandas as pd
 
@@ -216,7 +218,7 @@ def main() -> None:
     if unknown:
         parser.error(f"unknown configurations {unknown}: choose from {', '.join(CONFIGS)}")
 
-    engine = BENCHMARK_SH_UNIVERSAL + scaled(args.num) + SEED_CHANGES
+    engine = BENCHMARK_SH_UNIVERSAL + DB_BENCH_DEFAULTS + scaled(args.num) + SEED_CHANGES
     common = "&".join(option for option, _ in engine) + (f"&{args.options}" if args.options else "")
     paths: list[Path] = sorted(p.parent for p in args.results.glob("*/runs.parquet")) if args.load else []
     # Interleaved (A B C ... A B C ...): drift in the machine lands on every configuration alike.
@@ -283,7 +285,7 @@ def main() -> None:
         "sorted_runs (L0 files plus non-empty levels). Each figure is the mean over the",
         "repeats; CV is their coefficient of variation (run-to-run spread).",
         "",
-        "| ibench DSN option | benchmark.sh's db_bench flag |",
+        "| ibench DSN option | benchmark.sh's db_bench flag (or db_bench's default it leaves) |",
         "|---|---|",
         *[f"| `{option}` | `{flag}` |" for option, flag in engine],
         "",

@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 import ibench
+from db_bench_defaults import DB_BENCH_DEFAULTS
 
 # The reads come straight after fillseq: key-ordered, its files do not
 # overlap, so both tools read the same LSM shape. After overwrite the shape
@@ -85,14 +86,11 @@ def db_bench_flags(args: argparse.Namespace) -> list[str]:
     return flags
 
 
-# Options whose db_bench default is not RocksDB's: ibench gets db_bench's
-# (benchmark.sh leaves them at db_bench's defaults too).
-DB_BENCH_DEFAULTS = ["enable_pipelined_write=true", "delayed_write_rate=8388608"]
 
 
 def ibench_options(args: argparse.Namespace) -> str:
     options = [
-        *DB_BENCH_DEFAULTS,
+        *(option for option, _ in DB_BENCH_DEFAULTS),
         f"compression={args.compression}",
         f"write_buffer_size={args.write_buffer_size}",
         f"max_background_jobs={args.max_background_jobs}",
