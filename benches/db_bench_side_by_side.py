@@ -39,6 +39,7 @@ rocksdb-tools or a RocksDB build of your own also work.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import statistics
 import subprocess
@@ -233,6 +234,9 @@ def main() -> None:
     unknown = [s for s in steps if s not in STEPS]
     if unknown or steps[0] != "fillseq":
         parser.error(f"--steps: {unknown or steps[0]} is not one of {', '.join(STEPS)} (fillseq first)")
+    if not os.access(args.db_bench, os.X_OK) or Path(args.db_bench).is_dir():
+        parser.error(f"db_bench: {args.db_bench} is not an executable file "
+                     "(bash benches/build_db_bench.sh builds one)")
 
     got: dict[str, dict[str, list[dict[str, Any]]]] = {tool: {s: [] for s in steps} for tool in ("db_bench", "ibench")}
     for round_ in range(args.rounds):

@@ -1,0 +1,29 @@
+"""The benches in benches/ refuse bad input with an error naming it.
+
+* db_bench_side_by_side.py refuses a db_bench path that is not an
+  executable file before it runs anything (it used to end in a traceback
+  from subprocess).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCHES = Path(__file__).resolve().parents[2] / "benches"
+
+
+@pytest.mark.parametrize("db_bench", ["/nonexistent/db_bench", "/tmp"])
+def test_the_side_by_side_refuses_a_db_bench_that_is_not_an_executable_file(db_bench: str) -> None:
+    done = subprocess.run(
+        [sys.executable, str(BENCHES / "db_bench_side_by_side.py"), db_bench, "--rounds", "1"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert f"db_bench: {db_bench} is not an executable file" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
