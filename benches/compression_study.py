@@ -217,6 +217,11 @@ def main() -> None:
     unknown = [c for c in chosen if c not in CONFIGS]
     if unknown:
         parser.error(f"unknown configurations {unknown}: choose from {', '.join(CONFIGS)}")
+    if args.dir is not None and not args.dir.is_dir():
+        parser.error(f"--dir: {args.dir} is not a directory")
+    if args.num < 1 or args.repeats < 1 or args.duration <= 0:
+        parser.error("--num and --repeats must be at least 1 and --duration positive, "
+                     f"got {args.num}, {args.repeats} and {args.duration:g}")
 
     engine = BENCHMARK_SH_UNIVERSAL + DB_BENCH_DEFAULTS + scaled(args.num) + SEED_CHANGES
     common = "&".join(option for option, _ in engine) + (f"&{args.options}" if args.options else "")

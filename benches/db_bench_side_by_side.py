@@ -237,6 +237,10 @@ def main() -> None:
     if not os.access(args.db_bench, os.X_OK) or Path(args.db_bench).is_dir():
         parser.error(f"db_bench: {args.db_bench} is not an executable file "
                      "(bash benches/build_db_bench.sh builds one)")
+    if args.dir is not None and not args.dir.is_dir():
+        parser.error(f"--dir: {args.dir} is not a directory")
+    if args.num < 1 or args.rounds < 1:
+        parser.error(f"--num and --rounds must be at least 1, got {args.num} and {args.rounds}")
 
     got: dict[str, dict[str, list[dict[str, Any]]]] = {tool: {s: [] for s in steps} for tool in ("db_bench", "ibench")}
     for round_ in range(args.rounds):

@@ -2,7 +2,8 @@
 
 * db_bench_side_by_side.py refuses a db_bench path that is not an
   executable file before it runs anything (it used to end in a traceback
-  from subprocess).
+  from subprocess),
+* both refuse a --dir that is not a directory and counts below one.
 """
 
 from __future__ import annotations
@@ -27,3 +28,21 @@ def test_the_side_by_side_refuses_a_db_bench_that_is_not_an_executable_file(db_b
     assert done.returncode == 2, done.stderr
     assert f"db_bench: {db_bench} is not an executable file" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
+
+
+def _refused(script: str, *args: str) -> str:
+    done = subprocess.run([sys.executable, str(BENCHES / script), *args], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    return done.stderr
+
+
+def test_the_benches_refuse_a_databases_directory_that_does_not_exist(tmp_path: Path) -> None:
+    missing = str(tmp_path / "missing")
+    assert f"--dir: {missing} is not a directory" in _refused("compression_study.py", "--dir", missing)
+    assert f"--dir: {missing} is not a directory" in _refused("db_bench_side_by_side.py", sys.executable, "--dir", missing)
+
+
+def test_the_benches_refuse_counts_below_one() -> None:
+    assert "got 0, 1 and 60" in _refused("compression_study.py", "--num", "0")
+    assert "got 1000000 and 0" in _refused("db_bench_side_by_side.py", sys.executable, "--rounds", "0")
