@@ -87,8 +87,6 @@ def db_bench_flags(args: argparse.Namespace) -> list[str]:
     return flags
 
 
-
-
 def ibench_options(args: argparse.Namespace) -> str:
     options = [
         *(option for option, _ in DB_BENCH_DEFAULTS),

@@ -270,7 +270,7 @@ impl Recorder {
         // One subtraction each, in u64 nanoseconds: this runs per operation.
         let response = ns(ended.saturating_duration_since(intended));
         let (service, late) = if started == intended {
-            (response, 1)
+            (response, 0)
         } else {
             (
                 ns(ended.saturating_duration_since(started)),

@@ -573,9 +573,6 @@ impl Connector for RocksdbConnector {
     }
 }
 
-/// A session: the shared database and this thread's write and read
-/// options (made once: a ReadOptions per get is an allocation and a free,
-/// which db_bench does not pay either).
 /// The column family a session last used, looked up by name when the
 /// connector's family generation was `generation`.
 struct Family<'a> {
@@ -595,6 +592,9 @@ self_cell::self_cell!(
     }
 );
 
+/// A session: the shared database and this thread's write and read
+/// options (made once: a ReadOptions per get is an allocation and a free,
+/// which db_bench does not pay either).
 struct RocksdbSession {
     cell: DbCell,
     families: Arc<AtomicU64>,
@@ -724,6 +724,7 @@ impl KvSession for RocksdbSession {
         let created = db
             .create_cf(table, &self.opts)
             .map_err(|e| db_err(&self.target, &format!("create column family {table}"), e));
+        // Again once created: a session that looked up meanwhile holds the dropped one or none.
         self.families.fetch_add(1, Ordering::AcqRel);
         created
     }
