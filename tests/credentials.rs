@@ -167,10 +167,22 @@ fn mysql_takes_the_password_from_mysql_pwd_my_cnf_a_defaults_file_and_a_password
     let home = tempfile::tempdir().unwrap();
 
     refused("no password", run(&db, home.path(), &[], &[]));
+    // One failed login per start (it used to try twice): an account's
+    // failed-login limits and the server's error counters see one.
+    let denied = || -> u64 {
+        use mysql::prelude::Queryable;
+        let mut admin = mysql::Conn::new(mysql::Opts::from_url(&server.dsn()).unwrap()).unwrap();
+        let row: Option<(String, u64)> = admin
+            .query_first("SHOW GLOBAL STATUS LIKE 'Access_denied_errors'")
+            .unwrap();
+        row.unwrap().1
+    };
+    let before = denied();
     refused(
         "a wrong MYSQL_PWD",
         run(&db, home.path(), &[("MYSQL_PWD", "wrong-pw".into())], &[]),
     );
+    assert_eq!(denied() - before, 1, "failed logins of one start");
     logged_in_without_leaking(
         "MYSQL_PWD",
         run(&db, home.path(), &[("MYSQL_PWD", PASSWORD.into())], &[]),
@@ -184,6 +196,45 @@ fn mysql_takes_the_password_from_mysql_pwd_my_cnf_a_defaults_file_and_a_password
     )
     .unwrap();
     logged_in_without_leaking("~/.my.cnf", run(&db, home.path(), &[], &[]), "option file");
+    // Anyone could have written a world-writable file: the client ignores it, as ibench.
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&cnf, std::fs::Permissions::from_mode(0o666)).unwrap();
+        let (o, out) = run(&db, home.path(), &[], &[]);
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("World-writable config file"),
+            "no warning"
+        );
+        refused("a world-writable ~/.my.cnf", (o, out));
+    }
+    std::fs::remove_file(&cnf).unwrap();
+
+    // The client's syntax: a group header with a comment, a quoted value
+    // with a `#` and an escaped backslash, a comment after it.
+    let carol = format!("{PASSWORD}#\\ q");
+    {
+        use mysql::prelude::Queryable;
+        let mut admin = mysql::Conn::new(mysql::Opts::from_url(&server.dsn()).unwrap()).unwrap();
+        admin
+            .query_drop(format!(
+                "CREATE USER carol@'127.0.0.1' IDENTIFIED BY '{}'; GRANT ALL ON test.* TO carol@'127.0.0.1'",
+                carol.replace('\\', "\\\\")
+            ))
+            .unwrap();
+    }
+    std::fs::write(
+        &cnf,
+        format!(
+            "[client]   # carol's\nuser = carol\npassword = \"{}\" # quoted\n",
+            carol.replace('\\', "\\\\")
+        ),
+    )
+    .unwrap();
+    logged_in_without_leaking(
+        "~/.my.cnf in the client's syntax",
+        run(&format!("mysql://127.0.0.1:{port}/test"), home.path(), &[], &[]),
+        "option file",
+    );
     std::fs::remove_file(&cnf).unwrap();
 
     let defaults = home.path().join("bench.cnf");

@@ -236,6 +236,35 @@ fn mariadb_required_encrypts_and_verify_identity_checks_the_name() {
     );
     let other = c.other_ca.display();
     assert!(tls_of(&format!("{}?ssl-mode=VERIFY_CA&ssl-ca={other}", base("localhost"))).is_err());
+    // Option files: ssl-ca alone means VERIFY_CA (the mysql client's rule),
+    // MariaDB's bare `ssl` means REQUIRED, `[ibench]` may hold ssl-mode.
+    let dir = tempfile::tempdir().unwrap();
+    let with_file = |name: &str, text: String| {
+        let f = dir.path().join(name);
+        std::fs::write(&f, text).unwrap();
+        format!("{}?defaults-file={}", base("127.0.0.1"), f.display())
+    };
+    let by_ca = with_file("ca.cnf", format!("[client]\nssl-ca = \"{ca}\" # ours\n"));
+    assert!(tls_of(&by_ca).unwrap().starts_with("TLSv1"));
+    assert!(tls_of(&with_file("other.cnf", format!("[client]\nssl_ca={other}\n"))).is_err());
+    assert!(tls_of(&with_file("ssl.cnf", "[client-mariadb]\nssl\n".into()))
+        .unwrap()
+        .starts_with("TLSv1"));
+    assert!(tls_of(&with_file(
+        "mode.cnf",
+        "[client]\nskip-ssl\n[ibench]\nloose-ssl-mode=REQUIRED\n".into()
+    ))
+    .unwrap()
+    .starts_with("TLSv1"));
+    assert_eq!(
+        tls_of(&with_file("skip.cnf", "[client]\nssl\nskip-ssl\n".into())).unwrap(),
+        "none"
+    );
+    // PREFERRED checks a CA it is given, as the client does (before: unchecked).
+    assert!(tls_of(&format!("{}?ssl-mode=PREFERRED&ssl-ca={other}", base("127.0.0.1"))).is_err());
+    assert!(tls_of(&format!("{}?ssl-mode=PREFERRED&ssl-ca={ca}", base("127.0.0.1")))
+        .unwrap()
+        .starts_with("TLSv1"));
     let bad = tls_of(&format!("{}?ssl-mode=sometimes", base("127.0.0.1"))).unwrap_err();
     assert!(bad.contains("ssl-mode"), "{bad}");
     // The sessions' own client encrypts too: an account that requires TLS

@@ -31,6 +31,48 @@ fn mariadb_over_127_0_0_1_is_tcp_and_over_its_socket_is_the_socket() {
     assert_eq!(transport(&via_socket), "unix socket");
 }
 
+/// As the mysql client: an option file's `socket` is for `localhost`
+/// only; `127.0.0.1` stays TCP whatever the file says (before, the file's
+/// socket took over any host, so a remote DSN could measure the local server).
+#[test]
+fn a_mariadb_option_files_socket_serves_localhost_only() {
+    let admin = mysql_admin();
+    let Ok(mut c) = mysql::Conn::new(mysql::Opts::from_url(&admin).unwrap()) else {
+        assert!(!reachable("MariaDB", false));
+        return;
+    };
+    use mysql::prelude::Queryable;
+    let socket: String = c.query_first("SELECT @@socket").unwrap().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = |name: &str, text: String| {
+        let f = dir.path().join(name);
+        std::fs::write(&f, text).unwrap();
+        f.display().to_string()
+    };
+    let nowhere = file(
+        "nowhere.cnf",
+        "[client]\nsocket = /nonexistent/mysqld.sock # not here\n".into(),
+    );
+    assert_eq!(transport(&format!("{admin}?defaults-file={nowhere}")), "tcp 127.0.0.1");
+    let real = file("real.cnf", format!("[client-server]\nsocket=\"{socket}\"\n"));
+    let port = admin.rsplit_once(':').unwrap().1.split('/').next().unwrap().to_string();
+    assert_eq!(
+        transport(&format!("mysql://root@localhost/test?defaults-file={real}")),
+        "unix socket"
+    );
+    // A port with localhost is TCP: the client would ignore the port.
+    assert_eq!(
+        transport(&format!("mysql://root@localhost:{port}/test?defaults-file={real}")),
+        "tcp 127.0.0.1"
+    );
+    // TLS over the socket is refused by name, not dropped.
+    let e = ibench::connect::open(&format!("{admin}?socket={socket}&ssl-mode=REQUIRED"))
+        .err()
+        .expect("REQUIRED over a socket was accepted")
+        .to_string();
+    assert!(e.contains("Unix socket") && e.contains(&socket), "{e}");
+}
+
 #[test]
 fn postgres_over_127_0_0_1_is_tcp_and_over_a_socket_directory_is_the_socket() {
     let admin = postgres_admin();

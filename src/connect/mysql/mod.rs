@@ -10,6 +10,7 @@
 
 mod kv;
 mod maintain;
+mod option_files;
 mod options;
 mod rocksdb_log;
 mod session;
@@ -110,13 +111,14 @@ impl MysqlConnector {
         let bad = |why: String| Error::config("db", format!("{:?}: {why}", super::redact(dsn)));
         let (base, query) = super::dsn::split(dsn);
         let (mut engine, mut socket, mut engine_options, mut rest) = (Engine::InnoDb, None, String::new(), Vec::new());
-        let (mut ssl_mode, mut ssl_ca, mut defaults_file) = (None, None, None);
+        let (mut ssl_mode, mut ssl_ca, mut defaults_file, mut extra_file) = (None, None, None, None);
         for (name, v) in query {
             match name.as_str() {
                 // The client's options, spelled with - or _ as in option files.
                 "ssl-mode" | "ssl_mode" => ssl_mode = Some(options::SslMode::parse(&v)?),
                 "ssl-ca" | "ssl_ca" => ssl_ca = Some(PathBuf::from(v)),
-                "defaults-file" | "defaults_file" => defaults_file = Some(v),
+                "defaults-file" | "defaults_file" => defaults_file = Some(PathBuf::from(v)),
+                "defaults-extra-file" | "defaults_extra_file" => extra_file = Some(PathBuf::from(v)),
                 "engine" => {
                     engine = match v.to_ascii_lowercase().as_str() {
                         "innodb" => Engine::InnoDb,
@@ -139,33 +141,47 @@ impl MysqlConnector {
             format!("{base}?{query}")
         };
         let opts = Opts::from_url(&url).map_err(|e| bad(format!("not a MySQL DSN: {e}")))?;
-        // The option file's [client] group fills in what the DSN leaves out.
-        let file = match options::option_file_path(defaults_file.as_deref()) {
-            Some(path) => options::option_file(&path)?,
-            None => Vec::new(),
+        // The option files fill in what the DSN leaves out, as the client's.
+        let file = option_files::read(defaults_file.as_deref(), extra_file.as_deref())?;
+        let client = options::ClientSettings::resolve(&file, ssl_mode, ssl_ca)?;
+        let explicit_port = url::Url::parse(base).ok().and_then(|u| u.port());
+        let port = match explicit_port {
+            Some(p) => p,
+            None => client.port()?.unwrap_or(3306),
         };
-        let from_file = |key: &str| file.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.clone());
-        let mut builder = OptsBuilder::from_opts(opts.clone());
+        let mut builder = OptsBuilder::from_opts(opts.clone()).tcp_port(port);
         if opts.get_user().is_none() {
-            builder = builder.user(from_file("user"));
+            builder = builder.user(client.get("user"));
         }
-        socket = socket.or_else(|| from_file("socket"));
-        let ssl_mode = match ssl_mode {
-            Some(m) => m,
-            None => from_file("ssl-mode")
-                .map(|m| options::SslMode::parse(&m))
-                .transpose()?
-                .unwrap_or_default(),
-        };
-        let ssl_ca = ssl_ca.or_else(|| from_file("ssl-ca").map(PathBuf::from));
+        if opts.get_db_name().is_none() {
+            builder = builder.db_name(client.get("database"));
+        }
+        let ssl_mode = client.ssl_mode;
+        let ssl_ca = client.ssl_ca.clone();
         let mut password_source = "dsn";
         if opts.get_pass().is_none() {
             let found = password
                 .map(|p| (p.to_string(), "password file"))
-                .or_else(|| from_file("password").map(|p| (p, "option file")))
+                .or_else(|| client.get("password").map(|p| (p, "option file")))
                 .or_else(|| std::env::var("MYSQL_PWD").ok().map(|p| (p, "MYSQL_PWD")));
             password_source = found.as_ref().map_or("none", |f| f.1);
             builder = builder.pass(found.map(|f| f.0));
+        }
+        // As the client: `localhost` is the Unix socket (the option files',
+        // MYSQL_UNIX_PORT or the usual path), unless the DSN gives a port
+        // (the client would ignore it and reach another server) or TLS is
+        // required (ibench encrypts TCP only).
+        let socket = socket.or_else(|| {
+            (opts.get_ip_or_hostname() == "localhost" && explicit_port.is_none() && !ssl_mode.required())
+                .then(|| client.socket())
+                .flatten()
+        });
+        if let (Some(path), true) = (&socket, ssl_mode.required()) {
+            return Err(bad(format!(
+                "ssl-mode {} over the Unix socket {path}: ibench encrypts TCP connections only \
+                 (connect to the server's address, or use ssl-mode PREFERRED)",
+                ssl_mode.name()
+            )));
         }
         // The driver would quietly switch a 127.0.0.1 connection to the Unix
         // socket: the DSN says which transport is measured (socket=PATH, or
@@ -213,7 +229,9 @@ impl MysqlConnector {
             ssl_mode,
             password_source,
         };
+        // One login (a failed one counts against the account's limits).
         let mut conn = match Conn::new(connector.opts.clone()) {
+            Ok(conn) => conn,
             // PREFERRED: plain when the server offers no TLS.
             Err(mysql::Error::DriverError(mysql::DriverError::TlsNotSupported))
                 if ssl_mode == options::SslMode::Preferred =>
@@ -221,10 +239,14 @@ impl MysqlConnector {
                 connector.opts = OptsBuilder::from_opts(connector.opts.clone()).ssl_opts(None).into();
                 connector.connect()?
             }
-            _ => connector.connect()?,
+            Err(e) => return Err(connector.cannot_connect(e)),
         };
         // prefer_socket=true: the sessions take the socket the driver would.
-        if connector.opts.get_prefer_socket() && connector.dial.socket.is_none() && connector.local() {
+        if connector.opts.get_prefer_socket()
+            && connector.dial.socket.is_none()
+            && connector.local()
+            && !ssl_mode.required()
+        {
             let path: Option<String> = conn.query_first("SELECT @@socket").ok().flatten();
             connector.dial.socket = path.map(PathBuf::from).filter(|p| p.exists());
         }
@@ -248,14 +270,17 @@ impl MysqlConnector {
     }
 
     fn connect(&self) -> Result<Conn> {
-        Conn::new(self.opts.clone()).map_err(|e| {
-            let user = self.opts.get_user().unwrap_or("");
-            let cause = match &e {
-                mysql::Error::MySqlError(m) => format!("{} ({})", m.message, m.code),
-                other => other.to_string(),
-            };
-            Error::database(&self.target, format!("cannot connect as user {user:?}: {cause}"))
-        })
+        Conn::new(self.opts.clone()).map_err(|e| self.cannot_connect(e))
+    }
+
+    /// The driver's failure to connect, naming the user.
+    fn cannot_connect(&self, e: mysql::Error) -> Error {
+        let user = self.opts.get_user().unwrap_or("");
+        let cause = match &e {
+            mysql::Error::MySqlError(m) => format!("{} ({})", m.message, m.code),
+            other => other.to_string(),
+        };
+        Error::database(&self.target, format!("cannot connect as user {user:?}: {cause}"))
     }
 
     fn open_session(&self) -> Result<MysqlSession> {

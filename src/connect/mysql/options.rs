@@ -1,9 +1,10 @@
 //! What a MySQL/MariaDB DSN leaves to the client's conventions, resolved as
-//! the `mysql` client does: `ssl-mode` and `ssl-ca`, the `[client]` group
-//! of an option file (`defaults-file=PATH` in the DSN, else `~/.my.cnf`),
-//! and the password from the DSN, a password file ibench was given, the
-//! option file or `MYSQL_PWD`, in that order.
+//! the `mysql` client does: `ssl-mode` and `ssl-ca`, the option files'
+//! settings (option_files.rs), `MYSQL_TCP_PORT` and `MYSQL_UNIX_PORT`, and
+//! the password from the DSN, a password file ibench was given, the option
+//! files or `MYSQL_PWD`, in that order.
 
+use super::option_files::Setting;
 use crate::connect::tls::{client_config, Check};
 use crate::error::{Error, Result};
 use rustls::ClientConfig;
@@ -24,6 +25,11 @@ pub(crate) enum SslMode {
 }
 
 impl SslMode {
+    /// Whether the connection must be encrypted (REQUIRED and the VERIFY modes).
+    pub(crate) fn required(self) -> bool {
+        !matches!(self, SslMode::Disabled | SslMode::Preferred)
+    }
+
     pub(crate) fn parse(text: &str) -> Result<SslMode> {
         Ok(match text.to_ascii_uppercase().replace('-', "_").as_str() {
             "DISABLED" => SslMode::Disabled,
@@ -56,8 +62,8 @@ impl SslMode {
     pub(crate) fn rustls(self, ca: Option<&Path>) -> Result<Option<(Arc<ClientConfig>, bool)>> {
         let (check, ca) = match self {
             SslMode::Disabled => return Ok(None),
-            SslMode::Preferred => (Check::Encrypt, None),
-            SslMode::Required => (Check::Encrypt, ca),
+            // As the client: a CA given to PREFERRED or REQUIRED is checked.
+            SslMode::Preferred | SslMode::Required => (Check::Encrypt, ca),
             SslMode::VerifyCa => (Check::Chain, ca),
             SslMode::VerifyIdentity => (Check::Full, ca),
         };
@@ -74,8 +80,8 @@ impl SslMode {
                     "ssl-mode VERIFY_CA and VERIFY_IDENTITY need ssl-ca=PATH (the certificate authority to trust)",
                 ))
             }
-            // As the client does: a CA given to REQUIRED is checked.
-            (SslMode::Preferred, _) | (SslMode::Required, None) => false,
+            // As the client does: a CA given to PREFERRED or REQUIRED is checked.
+            (SslMode::Preferred | SslMode::Required, None) => false,
             _ => true,
         };
         if let Some(ca) = ca.filter(|_| verify_chain) {
@@ -92,62 +98,111 @@ impl SslMode {
     }
 }
 
-/// The `[client]` settings of an option file (`[client-mariadb]` and
-/// `[mariadb-client]` too): key → value, keys with `_` as `-`, quotes removed.
-pub(crate) fn option_file(path: &Path) -> Result<Vec<(String, String)>> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Error::config("db", format!("defaults-file {}: {e}", path.display())))?;
-    Ok(crate::connect::dsn::ini(&text)
-        .into_iter()
-        .filter(|(group, _, _)| {
-            ["client", "client-mariadb", "mariadb-client"].contains(&group.to_ascii_lowercase().as_str())
-        })
-        .map(|(_, key, value)| {
-            let unquoted = value
-                .strip_prefix('"')
-                .and_then(|v| v.strip_suffix('"'))
-                .or_else(|| value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
-                .unwrap_or(&value);
-            (key.replace('_', "-").to_ascii_lowercase(), unquoted.to_string())
-        })
-        .collect())
+/// What the option files and the environment say of a connection, beside
+/// what the DSN says: the client's precedence is the DSN, then the files
+/// (the last setting of a name wins), then the environment.
+pub(crate) struct ClientSettings {
+    file: Vec<Setting>,
+    /// The DSN's ssl-mode, else the files' (`ssl-mode`, MariaDB's
+    /// `ssl-verify-server-cert` and `ssl`/`skip-ssl`), else VERIFY_CA when a
+    /// CA is given (as MySQL's client), else DISABLED.
+    pub(crate) ssl_mode: SslMode,
+    pub(crate) ssl_ca: Option<PathBuf>,
 }
 
-/// The option file to read: the DSN's `defaults-file`, else `~/.my.cnf` when it exists.
-pub(crate) fn option_file_path(given: Option<&str>) -> Option<PathBuf> {
-    match given {
-        Some(p) => Some(PathBuf::from(p)),
-        None => std::env::var_os("HOME")
-            .map(|h| PathBuf::from(h).join(".my.cnf"))
-            .filter(|p| p.is_file()),
+impl ClientSettings {
+    /// Resolves the TLS settings of `file` under the DSN's own.
+    pub(crate) fn resolve(file: &[Setting], dsn_mode: Option<SslMode>, dsn_ca: Option<PathBuf>) -> Result<Self> {
+        let s = ClientSettings {
+            file: file.to_vec(),
+            ssl_mode: SslMode::Disabled,
+            ssl_ca: None,
+        };
+        let ssl_ca = dsn_ca.or_else(|| s.get("ssl-ca").map(PathBuf::from));
+        let ssl_mode = match dsn_mode {
+            Some(m) => m,
+            None => match (s.get("ssl-mode"), s.flag("ssl-verify-server-cert")?, s.ssl()?) {
+                (Some(m), _, _) => SslMode::parse(&m)?,
+                (None, Some(true), _) => SslMode::VerifyIdentity,
+                (None, _, Some(true)) => SslMode::Required,
+                (None, _, Some(false)) => SslMode::Disabled,
+                _ if ssl_ca.is_some() => SslMode::VerifyCa,
+                _ => SslMode::Disabled,
+            },
+        };
+        Ok(ClientSettings { ssl_mode, ssl_ca, ..s })
+    }
+
+    /// The files' last value of `name` (None when absent or given bare).
+    pub(crate) fn get(&self, name: &str) -> Option<String> {
+        self.last(name).and_then(|v| v.clone())
+    }
+
+    fn last(&self, name: &str) -> Option<&Option<String>> {
+        self.file.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v)
+    }
+
+    /// A boolean option: bare or 1/on/true is on, 0/off/false is off.
+    fn flag(&self, name: &str) -> Result<Option<bool>> {
+        self.last(name)
+            .map(|v| match v.as_deref().map(str::to_ascii_lowercase).as_deref() {
+                None | Some("1" | "on" | "true" | "yes") => Ok(true),
+                Some("0" | "off" | "false" | "no") => Ok(false),
+                Some(other) => Err(Error::config(
+                    "db",
+                    format!("option file: {name}={other:?} is not a boolean (expected 1 or 0)"),
+                )),
+            })
+            .transpose()
+    }
+
+    /// MariaDB's `ssl` (or `skip-ssl`), whichever the files give last.
+    fn ssl(&self) -> Result<Option<bool>> {
+        let at = |name: &str| self.file.iter().rposition(|(k, _)| k == name);
+        match (at("ssl"), at("skip-ssl")) {
+            (Some(a), Some(b)) if b > a => Ok(Some(false)),
+            (None, Some(_)) => Ok(Some(false)),
+            _ => self.flag("ssl"),
+        }
+    }
+
+    /// The port of the files, else `MYSQL_TCP_PORT`.
+    pub(crate) fn port(&self) -> Result<Option<u16>> {
+        let (value, from) = match self.get("port") {
+            Some(p) => (p, "option file port"),
+            None => match std::env::var("MYSQL_TCP_PORT") {
+                Ok(p) => (p, "MYSQL_TCP_PORT"),
+                Err(_) => return Ok(None),
+            },
+        };
+        value
+            .trim()
+            .parse()
+            .map(Some)
+            .map_err(|_| Error::config("db", format!("{from} {value:?} is not a port number")))
+    }
+
+    /// The Unix socket for `localhost`: the files', else `MYSQL_UNIX_PORT`,
+    /// else the first of the usual paths that exists.
+    pub(crate) fn socket(&self) -> Option<String> {
+        self.get("socket")
+            .or_else(|| std::env::var("MYSQL_UNIX_PORT").ok())
+            .or_else(|| {
+                [
+                    "/run/mysqld/mysqld.sock",
+                    "/var/run/mysqld/mysqld.sock",
+                    "/tmp/mysql.sock",
+                ]
+                .into_iter()
+                .find(|p| Path::new(p).exists())
+                .map(str::to_string)
+            })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn option_files_give_the_client_group() {
-        let dir = tempfile::tempdir().unwrap();
-        let f = dir.path().join("my.cnf");
-        std::fs::write(
-            &f,
-            "[mysqld]\npassword=server\n[client]\nuser = bob\npassword=\"s3 cret\"\nssl_mode=REQUIRED\n[mysql]\npassword=other\n",
-        )
-        .unwrap();
-        let o = option_file(&f).unwrap();
-        assert_eq!(
-            o,
-            [
-                ("user".to_string(), "bob".to_string()),
-                ("password".into(), "s3 cret".into()),
-                ("ssl-mode".into(), "REQUIRED".into())
-            ]
-        );
-        let e = option_file(&dir.path().join("nope")).unwrap_err().to_string();
-        assert!(e.contains("defaults-file"), "{e}");
-    }
 
     #[test]
     fn ssl_modes_parse_and_verification_needs_a_ca() {
