@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{all_bytes, contains, decoded, private_server};
+use common::{all_bytes, contains, decoded, postgres_admin, postgres_db, private_server, recorded_setting};
 use ibench::server::Kind;
 use std::path::Path;
 use std::process::{Command, Output};
@@ -26,6 +26,19 @@ fn run(db: &str, home: &Path, env: &[(&str, String)], extra: &[&str]) -> (Output
         .env_remove("PGSERVICEFILE")
         .env_remove("PGPASSFILE")
         .env_remove("MYSQL_PWD");
+    for libpq in [
+        "PGHOST",
+        "PGPORT",
+        "PGUSER",
+        "PGDATABASE",
+        "PGSSLMODE",
+        "PGSSLROOTCERT",
+        "PGAPPNAME",
+        "PGCONNECT_TIMEOUT",
+        "PGOPTIONS",
+    ] {
+        cmd.env_remove(libpq);
+    }
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -148,6 +161,101 @@ fn postgres_takes_the_password_from_pgpassword_pgpass_a_service_and_a_password_f
     );
     drop(admin);
     server.stop(None).unwrap();
+}
+
+/// The OS user the tests run as (libpq's default user).
+fn os_user() -> String {
+    let out = Command::new("id").arg("-un").output().unwrap();
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+#[test]
+fn postgres_defaults_to_the_os_user_and_its_database_and_finds_their_pgpass_line() {
+    // The OS user must give a password over TCP; postgres (the readiness check) needs none.
+    let me = os_user();
+    let hba = tempfile::tempdir().unwrap();
+    let hba_file = hba.path().join("pg_hba.conf");
+    std::fs::write(
+        &hba_file,
+        "local all all trust\nhost all postgres 127.0.0.1/32 trust\nhost all all 127.0.0.1/32 scram-sha-256\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(hba.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&hba_file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let server = private_server(Kind::Postgres, format!("hba_file = '{}'", hba_file.display()));
+    let port = server.port();
+    let mut admin = postgres::Client::connect(&server.dsn(), postgres::NoTls).unwrap();
+    admin
+        .batch_execute(&format!("CREATE ROLE \"{me}\" LOGIN PASSWORD '{PASSWORD}'"))
+        .unwrap();
+    admin
+        .batch_execute(&format!("CREATE DATABASE \"{me}\" OWNER \"{me}\""))
+        .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let pgpass = home.path().join(".pgpass");
+    std::fs::write(&pgpass, format!("*:*:*:{me}:{PASSWORD}\n")).unwrap();
+    std::fs::set_permissions(&pgpass, std::fs::Permissions::from_mode(0o600)).unwrap();
+    // No user and no database: libpq's are the OS user and a database of
+    // that name, for the probe, the pgpass line and the sessions alike.
+    let db = format!("host=127.0.0.1 port={port}");
+    logged_in_without_leaking("the OS user", run(&db, home.path(), &[], &[]), "pgpass");
+    // An empty PGPASSWORD is unset: the pgpass line still counts.
+    logged_in_without_leaking(
+        "an empty PGPASSWORD",
+        run(&db, home.path(), &[("PGPASSWORD", String::new())], &[]),
+        "pgpass",
+    );
+    // A file others can read is ignored, and said so as libpq says it.
+    std::fs::set_permissions(&pgpass, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let (o, out) = run(&db, home.path(), &[], &[]);
+    let warning = format!(
+        "WARNING: password file \"{}\" has group or world access; permissions should be u=rw (0600) or less",
+        pgpass.display()
+    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains(&warning), "{o:?}");
+    refused("a pgpass others can read", (o, out));
+    drop(admin);
+    server.stop(None).unwrap();
+}
+
+#[test]
+fn postgres_takes_what_the_dsn_leaves_unset_from_libpqs_environment_variables() {
+    let Some(dsn) = postgres_db("ibench_libpq_env").filter(|d| !d.is_empty()) else {
+        return;
+    };
+    let admin: postgres::Config = postgres_admin().parse().unwrap();
+    let host = match &admin.get_hosts()[0] {
+        postgres::config::Host::Tcp(h) => h.clone(),
+        postgres::config::Host::Unix(p) => p.display().to_string(),
+    };
+    let port = admin.get_ports().first().copied().unwrap_or(5432);
+    let user = admin.get_user().unwrap_or("postgres").to_string();
+    let home = tempfile::tempdir().unwrap();
+    let env = [
+        ("PGHOST", host),
+        ("PGPORT", port.to_string()),
+        ("PGUSER", user),
+        ("PGDATABASE", "ibench_libpq_env".to_string()),
+        ("PGSSLMODE", "require".to_string()),
+        ("PGAPPNAME", "ibench-from-pgappname".to_string()),
+        ("PGOPTIONS", "-c work_mem=12345kB".to_string()),
+        ("PGCONNECT_TIMEOUT", "9".to_string()),
+    ];
+    let (o, out) = run("postgres://", home.path(), &env, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let values = decoded(out.path());
+    assert!(values.contains("TLSv1"), "PGSSLMODE=require: no TLS recorded");
+    let setting = |name: &str| recorded_setting(out.path(), name);
+    assert_eq!(setting("application_name").as_deref(), Some("ibench-from-pgappname"));
+    assert_eq!(setting("work_mem").as_deref(), Some("12345 kB"));
+    // The DSN's own words win.
+    let (o, out) = run(&format!("{dsn}?sslmode=disable"), home.path(), &env, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        !decoded(out.path()).contains("TLSv1"),
+        "sslmode=disable in the DSN lost"
+    );
 }
 
 #[test]

@@ -149,3 +149,24 @@ fn a_password_in_a_server_setting_is_not_recorded() {
     assert!(!decoded(dir.path()).contains(password));
     assert!(!contains(&all_bytes(dir.path()), password));
 }
+
+#[test]
+fn no_part_of_a_key_value_password_with_an_escaped_space_reaches_an_error() {
+    // libpq reads `a\ b` as "a b"; a failed connection (nothing listens on
+    // port 1) must not quote the part after the space.
+    let dsn = r"host=127.0.0.1 port=1 user=u dbname=d password=Pw-4\ leak-test";
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ibench"))
+        .args(["run", "--db", dsn, "--steps", "l.i0"])
+        .arg("--out")
+        .arg(tempfile::tempdir().unwrap().path())
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!out.status.success(), "{text}");
+    assert!(text.contains("cannot connect"), "parsed as libpq does: {text}");
+    assert!(!text.contains("leak-test") && !text.contains("Pw-4"), "{text}");
+}

@@ -203,6 +203,68 @@ fn postgres_require_encrypts_and_verify_full_checks_the_name_and_the_authority()
     server.stop(None).unwrap();
 }
 
+/// `ibench run` of a small load on `db` with HOME `home` (and no libpq
+/// variables of the caller's): whether it succeeded, its output, and every
+/// value its result files hold.
+fn run_with_home(db: &str, home: &Path) -> (bool, String, String) {
+    let out = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ibench"));
+    cmd.args(["run", "--db", db, "--steps", "l.i0", "--rows-l-i0", "500", "--out"])
+        .arg(out.path())
+        .env("HOME", home);
+    for libpq in ["PGSSLMODE", "PGSSLROOTCERT", "PGSERVICE", "PGHOST", "PGPORT"] {
+        cmd.env_remove(libpq);
+    }
+    let o = cmd.output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let values = if o.status.success() {
+        common::decoded(out.path())
+    } else {
+        String::new()
+    };
+    (o.status.success(), text, values)
+}
+
+#[test]
+fn postgres_verifies_against_the_default_root_certificate_as_libpq() {
+    let c = certs("postgres");
+    let server = private_server(
+        Kind::Postgres,
+        format!(
+            "ssl = on\nssl_cert_file = '{}'\nssl_key_file = '{}'",
+            c.cert.display(),
+            c.key.display()
+        ),
+    );
+    let db = |host: &str, mode: &str| format!("postgres://postgres@{host}:{}/postgres?sslmode={mode}", server.port());
+    let home = tempfile::tempdir().unwrap();
+    let root = home.path().join(".postgresql/root.crt");
+    // verify-ca and verify-full without sslrootcert need ~/.postgresql/root.crt, named when missing.
+    let (ok, text, _) = run_with_home(&db("localhost", "verify-full"), home.path());
+    assert!(
+        !ok && text.contains(&format!("\"{}\" does not exist", root.display())),
+        "{text}"
+    );
+    std::fs::create_dir(home.path().join(".postgresql")).unwrap();
+    std::fs::copy(&c.ca, &root).unwrap();
+    let (ok, text, values) = run_with_home(&db("localhost", "verify-full"), home.path());
+    assert!(ok && values.contains("TLSv1"), "{text}");
+    let (ok, text, values) = run_with_home(&db("127.0.0.1", "verify-ca"), home.path());
+    assert!(ok && values.contains("TLSv1"), "{text}");
+    // require with a root.crt checks the chain: another authority's root fails.
+    std::fs::copy(&c.other_ca, &root).unwrap();
+    let (ok, text, _) = run_with_home(&db("127.0.0.1", "require"), home.path());
+    assert!(!ok && text.contains("invalid peer certificate"), "{text}");
+    std::fs::remove_file(&root).unwrap();
+    let (ok, text, values) = run_with_home(&db("127.0.0.1", "require"), home.path());
+    assert!(ok && values.contains("TLSv1"), "{text}");
+    server.stop(None).unwrap();
+}
+
 #[test]
 fn mariadb_required_encrypts_and_verify_identity_checks_the_name() {
     let c = certs("mysql");

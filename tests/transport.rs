@@ -88,6 +88,45 @@ fn postgres_over_127_0_0_1_is_tcp_and_over_a_socket_directory_is_the_socket() {
     assert_eq!(transport(&kv), "unix socket");
 }
 
+/// The `tls` and `transport` settings a connector to `dsn` records.
+fn tls_and_transport(dsn: &str) -> (String, String) {
+    let c = ibench::connect::open(dsn).unwrap_or_else(|e| panic!("{dsn}: {e}"));
+    // A session too: the sessions' own client connects as the driver does.
+    drop(c.session().unwrap_or_else(|e| panic!("{dsn}: a session: {e}")));
+    let settings = c.settings();
+    let get = |k: &str| settings.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()).unwrap();
+    (get("tls"), get("transport"))
+}
+
+#[test]
+fn postgres_over_a_socket_connects_in_plain_text_whatever_sslmode_says() {
+    let admin = postgres_admin();
+    let Ok(mut c) = postgres::Client::connect(&admin, postgres::NoTls) else {
+        assert!(!reachable("PostgreSQL", false));
+        return;
+    };
+    let dirs: String = c.query_one("SHOW unix_socket_directories", &[]).unwrap().get(0);
+    let dir = dirs.split(',').next().unwrap().trim();
+    let port: String = c.query_one("SHOW port", &[]).unwrap().get(0);
+    // As libpq: PostgreSQL does no TLS on a socket, so no root certificate
+    // is needed either, and the run records tls none.
+    for mode in ["require", "verify-ca", "verify-full"] {
+        let kv = format!("host={dir} port={port} user=postgres dbname=postgres sslmode={mode}");
+        assert_eq!(
+            tls_and_transport(&kv),
+            ("none".to_string(), "unix socket".to_string()),
+            "{mode}"
+        );
+    }
+    // With no host, libpq's default socket directory (where the local server listens).
+    if dir == "/var/run/postgresql" {
+        let kv = format!("port={port} user=postgres dbname=postgres");
+        assert_eq!(tls_and_transport(&kv).1, "unix socket");
+        let uri = format!("postgresql:///postgres?user=postgres&port={port}");
+        assert_eq!(tls_and_transport(&uri).1, "unix socket");
+    }
+}
+
 /// The hosts the server lists for connections to `db` once only the
 /// session's is left (the connector's own closes as it is made).
 fn session_hosts(admin: &mut mysql::Conn, dsn: &str, db: &str) -> Vec<String> {

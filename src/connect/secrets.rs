@@ -3,7 +3,7 @@
 //!
 //! Forms recognised: URL userinfo (`scheme://user:pass@host`), URL query
 //! parameters (`?password=...`, percent-encoded), libpq key=value words
-//! (`password=pass`, `password = 'a b\'c'`), also when embedded in a longer
+//! (`password=pass`, `password = 'a b\'c'`, `password=a\ b`), also when embedded in a longer
 //! text such as PostgreSQL's `primary_conninfo`, and settings whose name says
 //! they hold a secret.
 
@@ -165,11 +165,21 @@ fn find_key_value(text: &str, key: &str) -> Option<(usize, usize, String)> {
             return Some((start, end, value));
         }
         // A bare value ends at white space, or in a URL query at '&' or '#'.
+        // A backslash takes the next character as it is (libpq's `a\ b`
+        // is "a b"), so an escaped space does not end it.
         let in_query = text[..k].contains("://") || text[..k].ends_with('?') || text[..k].ends_with('&');
-        let end = text[i..]
-            .find(|c: char| c.is_whitespace() || c == ';' || (in_query && (c == '&' || c == '#')))
-            .map_or(text.len(), |e| i + e);
-        value.push_str(&text[start..end]);
+        let mut end = text.len();
+        let mut chars = text[i..].char_indices();
+        while let Some((j, c)) = chars.next() {
+            match c {
+                '\\' => value.extend(chars.next().map(|(_, n)| n)),
+                c if c.is_whitespace() || c == ';' || (in_query && (c == '&' || c == '#')) => {
+                    end = i + j;
+                    break;
+                }
+                c => value.push(c),
+            }
+        }
         return Some((start, end, value));
     }
     None
@@ -211,6 +221,8 @@ mod tests {
             ),
             ("host=h password='a b\\'c' dbname=d", "host=h password=*** dbname=d"),
             ("host=h password = 'a b' dbname=d", "host=h password = *** dbname=d"),
+            ("host=h password=a\\ b dbname=d", "host=h password=*** dbname=d"),
+            ("host=h password=a\\\\b\\ c\\", "host=h password=***"),
             (
                 "user=replicator password=rep-pw host=primary port=5432",
                 "user=replicator password=*** host=primary port=5432",
@@ -233,6 +245,7 @@ mod tests {
             vec!["'a b'".to_string(), "a b".to_string()]
         );
         assert!(secrets("sqlite:/x").is_empty());
+        assert!(secrets(r"host=h password=a\\b\ c").contains(&r"a\b c".to_string()));
         let e = clean("host=h password='a b'", "FATAL: password 'a b' rejected");
         assert!(!e.contains("a b"), "{e}");
     }

@@ -142,3 +142,31 @@ pub fn private_server(kind: ibench::server::Kind, config: String) -> ibench::ser
     };
     ibench::server::Managed::start(&spec).unwrap_or_else(|e| panic!("a private {kind:?}: {e}"))
 }
+
+/// The value of the recorded setting `name` (config.parquet) of the runs under `dir`.
+pub fn recorded_setting(dir: &Path, name: &str) -> Option<String> {
+    use arrow::array::{Array, StringArray};
+    for run in std::fs::read_dir(dir).unwrap() {
+        let Ok(file) = std::fs::File::open(run.unwrap().path().join("config.parquet")) else {
+            continue;
+        };
+        let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+            .unwrap()
+            .build()
+            .unwrap();
+        for batch in reader {
+            let batch = batch.unwrap();
+            let column = |c: &str| {
+                batch
+                    .column_by_name(c)
+                    .and_then(|a| a.as_any().downcast_ref::<StringArray>().cloned())
+                    .unwrap_or_else(|| panic!("config.parquet has no text column {c}"))
+            };
+            let (names, values) = (column("name"), column("value"));
+            if let Some(i) = (0..names.len()).find(|&i| names.value(i) == name) {
+                return Some(values.value(i).to_string());
+            }
+        }
+    }
+    None
+}

@@ -1,6 +1,8 @@
 //! `postgres://user:pass@host:port/db?sslmode=disable` (or the key=value
 //! form `host=... user=... dbname=...`) — PostgreSQL through the `postgres`
-//! crate, without TLS.
+//! crate, with what the DSN leaves unset resolved as libpq does
+//! (`options.rs`: a service, the environment, libpq's defaults) and TLS as
+//! `sslmode` asks (`tls.rs`).
 //!
 //! The table has BIGINT (BIGSERIAL caching 1000 values with server keys)
 //! primary key, TIMESTAMP and VARCHAR(4000); the three indexes are CREATE
@@ -27,8 +29,17 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-/// Connect timeout: an unreachable server is reported within seconds.
+/// Connect timeout when none is given: an unreachable server is reported
+/// within seconds.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// ibench's connect timeout where the DSN, the service and
+/// `PGCONNECT_TIMEOUT` give none (libpq would wait without a limit).
+fn default_timeout(config: &mut Config) {
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(CONNECT_TIMEOUT);
+    }
+}
 
 /// How to open a connection: the driver's settings and the TLS connector
 /// (None: plain). Sessions keep one to open more (the reference's parallel
@@ -147,16 +158,23 @@ impl PostgresConnector {
     pub fn with_password(dsn: &str, password: Option<&str>) -> Result<Self> {
         let resolved = options::resolve(dsn, password)?;
         let mut config = resolved.config;
-        config.ssl_mode(resolved.sslmode.driver());
-        let (tls, wire_tls) = match tls::connector(resolved.sslmode, resolved.sslrootcert.as_deref())? {
-            Some((driver, own)) => (Some(driver), Some((own, resolved.sslmode != tls::SslMode::Prefer))),
+        // PostgreSQL does no TLS over a Unix socket: libpq then connects in
+        // plain text whatever sslmode says (the run records tls none).
+        let sslmode = if options::only_sockets(&config) {
+            tls::SslMode::Disable
+        } else {
+            resolved.sslmode
+        };
+        config.ssl_mode(sslmode.driver());
+        let (tls, wire_tls) = match tls::connector(sslmode, resolved.sslrootcert.as_deref())? {
+            Some((driver, own)) => (Some(driver), Some((own, sslmode != tls::SslMode::Prefer))),
             None => (None, None),
         };
         // A name of this connector's own, so a step's end can tell when its
         // sessions are gone (and their statistics flushed).
         static CONNECTORS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let n = CONNECTORS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        config.connect_timeout(CONNECT_TIMEOUT);
+        default_timeout(&mut config);
         if config.get_application_name().is_none() {
             config.application_name(&format!("ibench {}.{n}", std::process::id()));
         }
@@ -367,5 +385,21 @@ impl Connector for PostgresConnector {
         } else {
             Vec::new()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::str::FromStr;
+
+    #[test]
+    fn a_connect_timeout_given_is_kept_and_five_seconds_is_only_the_default() {
+        let mut given = Config::from_str("host=h connect_timeout=30").unwrap();
+        default_timeout(&mut given);
+        assert_eq!(given.get_connect_timeout(), Some(&Duration::from_secs(30)));
+        let mut none = Config::from_str("host=h").unwrap();
+        default_timeout(&mut none);
+        assert_eq!(none.get_connect_timeout(), Some(&CONNECT_TIMEOUT));
     }
 }

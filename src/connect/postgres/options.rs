@@ -1,18 +1,31 @@
 //! What a PostgreSQL DSN leaves to libpq's conventions, resolved as libpq
-//! does: `sslmode` (with `verify-ca`/`verify-full`) and `sslrootcert`, a
-//! `service` from `pg_service.conf` (`service=` or `PGSERVICE`), and the
-//! password from the DSN, a password file ibench was given, `PGPASSWORD`
-//! or `~/.pgpass` (`PGPASSFILE`, `passfile=`), in that order.
+//! does, in libpq's order (the DSN, then a service, then the environment,
+//! then the defaults):
+//! - a `service` from `pg_service.conf` (`service=` or `PGSERVICE`);
+//! - the environment: `PGHOST`, `PGPORT`, `PGUSER`, `PGDATABASE`,
+//!   `PGAPPNAME`, `PGOPTIONS`, `PGCONNECT_TIMEOUT`, `PGSSLMODE`,
+//!   `PGSSLROOTCERT`;
+//! - libpq's defaults: the default socket directory as host, the OS user as
+//!   user, the user as database; `~/.postgresql/root.crt` as `sslrootcert`;
+//! - `sslmode` (with `verify-ca`/`verify-full`);
+//! - the password from the DSN, a password file ibench was given,
+//!   `PGPASSWORD` or `~/.pgpass` (`PGPASSFILE`, `passfile=`), in that order.
 
 use super::tls::SslMode;
 use crate::error::{Error, Result};
+use percent_encoding::percent_decode_str;
 use postgres::config::Host;
 use postgres::Config;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
+use std::time::Duration;
 
 /// The keys ibench takes out of the DSN before the driver parses it.
 const OURS: [&str; 4] = ["sslmode", "sslrootcert", "service", "passfile"];
+
+/// The socket directories libpq builds use by default: Debian's, then
+/// upstream's; the first that exists is the default host.
+const SOCKET_DIRS: [&str; 2] = ["/var/run/postgresql", "/tmp"];
 
 /// A DSN's connection settings, resolved.
 pub(crate) struct Resolved {
@@ -23,8 +36,16 @@ pub(crate) struct Resolved {
     pub password_source: &'static str,
 }
 
-/// libpq's key=value words: `key = value`, values bare or single-quoted
-/// with backslash escapes.
+/// Where environment variables are read: the process's, or a test's own.
+type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+/// The process's environment variable `name`.
+fn process_env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// libpq's key=value words: `key = value`, values bare or single-quoted;
+/// in both a backslash takes the next character as it is (`a\ b` is "a b").
 fn key_values(text: &str) -> Option<Vec<(String, String)>> {
     let mut out = Vec::new();
     let mut chars = text.chars().peekable();
@@ -67,8 +88,12 @@ fn key_values(text: &str) -> Option<Vec<(String, String)>> {
                 if c.is_whitespace() {
                     break;
                 }
-                value.push(c);
                 chars.next();
+                match c {
+                    // As libpq: a trailing backslash is dropped.
+                    '\\' => value.extend(chars.next()),
+                    c => value.push(c),
+                }
             }
         }
         out.push((key, value));
@@ -80,46 +105,113 @@ fn quoted(value: &str) -> String {
     format!("'{}'", value.replace('\\', "\\\\").replace('\'', "\\'"))
 }
 
+/// `text` percent-decoded, as libpq decodes a URI ('+' stays '+').
+fn decoded(text: &str) -> String {
+    percent_decode_str(text).decode_utf8_lossy().into_owned()
+}
+
 /// Takes ibench's keys out of `dsn`: (the rest, for the driver; ours).
+/// A URI's other query parameters pass through as written, so the driver
+/// percent-decodes them itself (re-encoding them would turn `%20` into a
+/// `+` it does not decode).
 fn split(dsn: &str) -> Result<(String, Vec<(String, String)>)> {
-    let bad = |why: String| {
-        Error::config(
-            "db",
-            format!("{:?} is not a PostgreSQL DSN: {why}", crate::connect::redact(dsn)),
-        )
-    };
     if dsn.contains("://") {
-        let mut url = url::Url::parse(dsn).map_err(|e| bad(e.to_string()))?;
-        let (ours, rest): (Vec<_>, Vec<_>) = url
-            .query_pairs()
-            .map(|(k, v)| (k.into_owned(), v.into_owned()))
-            .partition(|(k, _)| OURS.contains(&k.as_str()));
-        if rest.is_empty() {
-            url.set_query(None);
-        } else {
-            url.query_pairs_mut().clear().extend_pairs(&rest);
+        let (base, query) = dsn.split_once('?').unwrap_or((dsn, ""));
+        let mut ours = Vec::new();
+        let mut rest = Vec::new();
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            let key = decoded(k);
+            if OURS.contains(&key.as_str()) {
+                ours.push((key, decoded(v)));
+            } else {
+                rest.push(pair);
+            }
         }
-        Ok((url.to_string(), ours))
+        let rest = if rest.is_empty() {
+            base.to_string()
+        } else {
+            format!("{base}?{}", rest.join("&"))
+        };
+        Ok((rest, ours))
     } else {
-        let words = key_values(dsn).ok_or_else(|| bad("expected key=value words".into()))?;
+        let words = key_values(dsn).ok_or_else(|| {
+            Error::config(
+                "db",
+                format!(
+                    "{:?} is not a PostgreSQL DSN: expected key=value words",
+                    crate::connect::redact(dsn)
+                ),
+            )
+        })?;
         let (ours, rest): (Vec<_>, Vec<_>) = words.into_iter().partition(|(k, _)| OURS.contains(&k.as_str()));
         let text: Vec<String> = rest.iter().map(|(k, v)| format!("{k}={}", quoted(v))).collect();
         Ok((text.join(" "), ours))
     }
 }
 
-fn home() -> Option<PathBuf> {
-    std::env::var_os("HOME").map(PathBuf::from)
+/// The byte range of a URI's host list when it names hosts and no port:
+/// the driver would give each 5432, where libpq takes the service's port
+/// or `PGPORT` first.
+fn uri_hosts_without_port(uri: &str) -> Option<std::ops::Range<usize>> {
+    let start = uri.find("://")? + 3;
+    let end = uri[start..].find(['/', '?']).map_or(uri.len(), |e| start + e);
+    let start = uri[start..end].rfind('@').map_or(start, |at| start + at + 1);
+    let hosts = &uri[start..end];
+    let has_port = |h: &str| match h.strip_prefix('[') {
+        Some(v6) => v6.contains("]:"),
+        None => h.contains(':'),
+    };
+    (!hosts.is_empty() && !hosts.split(',').any(has_port)).then_some(start..end)
+}
+
+/// `uri` with `ports` (a libpq port list) given to its hosts.
+fn uri_with_ports(uri: &str, hosts: std::ops::Range<usize>, ports: &str) -> String {
+    let ports: Vec<&str> = ports.split(',').map(str::trim).collect();
+    let with: Vec<String> = uri[hosts.clone()]
+        .split(',')
+        .enumerate()
+        .map(|(i, h)| format!("{h}:{}", ports.get(i).unwrap_or(&ports[0])))
+        .collect();
+    format!("{}{}{}", &uri[..hosts.start], with.join(","), &uri[hosts.end..])
+}
+
+/// Sets `config`'s hosts from a libpq host list (`a,/run/pg,b`).
+fn set_hosts(config: &mut Config, list: &str) {
+    for h in list.split(',') {
+        config.host(h.trim());
+    }
+}
+
+/// Sets `config`'s ports from a libpq port list; `from` names it in errors.
+fn set_ports(config: &mut Config, list: &str, from: &str) -> Result<()> {
+    for p in list.split(',') {
+        let port = p
+            .trim()
+            .parse()
+            .map_err(|_| Error::config("db", format!("{from} {p:?} is not a port")))?;
+        config.port(port);
+    }
+    Ok(())
+}
+
+/// libpq's `connect_timeout` in seconds; zero or less is no limit (None).
+fn timeout(text: &str, from: &str) -> Result<Option<Duration>> {
+    let secs: i64 = text
+        .trim()
+        .parse()
+        .map_err(|_| Error::config("db", format!("{from} {text:?} is not a number of seconds")))?;
+    Ok((secs > 0).then(|| Duration::from_secs(secs as u64)))
 }
 
 /// The settings of `service` in the first service file that has it:
 /// `PGSERVICEFILE` (or `~/.pg_service.conf`), then
 /// `$PGSYSCONFDIR/pg_service.conf` (or Debian's `/etc/postgresql-common`).
-fn service(name: &str) -> Result<Vec<(String, String)>> {
-    let user_file = std::env::var_os("PGSERVICEFILE")
+fn service(name: &str, env: Env) -> Result<Vec<(String, String)>> {
+    let user_file = env("PGSERVICEFILE")
         .map(PathBuf::from)
-        .or_else(|| home().map(|h| h.join(".pg_service.conf")));
-    let system = std::env::var_os("PGSYSCONFDIR")
+        .or_else(|| env("HOME").map(|h| Path::new(&h).join(".pg_service.conf")));
+    let system = env("PGSYSCONFDIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("/etc/postgresql-common"))
         .join("pg_service.conf");
@@ -144,74 +236,119 @@ fn service(name: &str) -> Result<Vec<(String, String)>> {
     ))
 }
 
-/// One `.pgpass` field: `*` matches anything; `\:` and `\\` are escapes.
-fn pgpass_fields(line: &str) -> Vec<String> {
-    let mut fields = vec![String::new()];
+/// A `.pgpass` line's fields, split at unescaped `:` and de-escaped, each
+/// with whether it is a wildcard: a bare `*` (`\*` is a literal star).
+fn pgpass_fields(line: &str) -> Vec<(String, bool)> {
+    let mut fields = Vec::new();
+    let (mut field, mut escaped) = (String::new(), false);
     let mut chars = line.chars();
     while let Some(c) = chars.next() {
         match c {
             '\\' => {
                 if let Some(n) = chars.next() {
-                    fields.last_mut().expect("one").push(n);
+                    field.push(n);
+                    escaped = true;
                 }
             }
-            ':' if fields.len() < 5 => fields.push(String::new()),
-            c => fields.last_mut().expect("one").push(c),
+            ':' => {
+                let wildcard = field == "*" && !escaped;
+                fields.push((std::mem::take(&mut field), wildcard));
+                escaped = false;
+            }
+            c => field.push(c),
         }
     }
+    let wildcard = field == "*" && !escaped;
+    fields.push((field, wildcard));
     fields
 }
 
 /// The password `.pgpass` gives (host, port, database, user), as libpq
-/// reads it: the first matching line; a file others can read is ignored.
+/// reads it: the first matching line; the password ends at an unescaped
+/// `:`. A file others can read is ignored, with libpq's warning.
 pub(crate) fn pgpass(file: &Path, host: &str, port: u16, db: &str, user: &str) -> Option<String> {
     use std::os::unix::fs::PermissionsExt;
     let meta = std::fs::metadata(file).ok()?;
     if meta.permissions().mode() & 0o077 != 0 {
+        // libpq's words: otherwise the login just fails, with no hint why.
+        eprintln!(
+            "WARNING: password file \"{}\" has group or world access; permissions should be u=rw (0600) or less",
+            file.display()
+        );
         return None;
     }
     let text = std::fs::read_to_string(file).ok()?;
-    // A socket directory matches `localhost`, as in libpq.
-    let hosts = [host, if host.starts_with('/') { "localhost" } else { host }];
     let port = port.to_string();
     text.lines()
         .filter(|l| !l.trim_start().starts_with('#'))
         .map(pgpass_fields)
-        .filter(|f| f.len() == 5)
+        .filter(|f| f.len() >= 5)
         .find(|f| {
-            let matches = |field: &str, value: &str| field == "*" || field == value;
-            hosts.iter().any(|h| matches(&f[0], h))
-                && matches(&f[1], &port)
-                && matches(&f[2], db)
-                && matches(&f[3], user)
+            let matches = |(field, wildcard): &(String, bool), value: &str| *wildcard || field == value;
+            matches(&f[0], host) && matches(&f[1], &port) && matches(&f[2], db) && matches(&f[3], user)
         })
-        .map(|f| f[4].clone())
+        .map(|f| f[4].0.clone())
+}
+
+/// The default socket directory, libpq's default host.
+fn default_socket_dir() -> &'static str {
+    SOCKET_DIRS
+        .into_iter()
+        .find(|d| Path::new(d).is_dir())
+        .unwrap_or(SOCKET_DIRS[1])
+}
+
+/// The host `.pgpass` lines are matched against, as libpq: the first host;
+/// the default socket directory is `localhost` (another directory only its
+/// path); with no host, the first `hostaddr`.
+fn pgpass_host(config: &Config) -> String {
+    match (config.get_hosts().first(), config.get_hostaddrs().first()) {
+        (Some(Host::Tcp(h)), _) => h.clone(),
+        (Some(Host::Unix(p)), _) if p.as_path() != Path::new(default_socket_dir()) => p.display().to_string(),
+        (None, Some(addr)) => addr.to_string(),
+        _ => "localhost".into(),
+    }
+}
+
+/// Whether every host is a Unix socket directory: PostgreSQL does no TLS
+/// there, so libpq connects in plain text whatever `sslmode` says.
+pub(crate) fn only_sockets(config: &Config) -> bool {
+    config.get_hostaddrs().is_empty()
+        && !config.get_hosts().is_empty()
+        && config.get_hosts().iter().all(|h| matches!(h, Host::Unix(_)))
+}
+
+/// Whether `config` has a password worth sending: libpq takes an empty
+/// one as none and looks further.
+fn has_password(config: &Config) -> bool {
+    config.get_password().is_some_and(|p| !p.is_empty())
 }
 
 /// Sets on `config` what a service gives and the DSN did not.
 fn apply_service(config: &mut Config, settings: &[(String, String)], ours: &mut Vec<(String, String)>) -> Result<()> {
     for (k, v) in settings {
         match k.as_str() {
-            "host" if config.get_hosts().is_empty() => {
-                config.host(v);
-            }
-            "port" if config.get_ports().is_empty() => {
-                let port = v
-                    .parse()
-                    .map_err(|_| Error::config("db", format!("service port {v:?} is not a port")))?;
-                config.port(port);
-            }
+            "host" if config.get_hosts().is_empty() && config.get_hostaddrs().is_empty() => set_hosts(config, v),
+            "port" if config.get_ports().is_empty() => set_ports(config, v, "service port")?,
             "user" if config.get_user().is_none() => {
                 config.user(v);
             }
             "dbname" if config.get_dbname().is_none() => {
                 config.dbname(v);
             }
-            "password" if config.get_password().is_none() => {
+            "password" if !has_password(config) => {
                 config.password(v);
             }
             "application_name" if config.get_application_name().is_none() => {
                 config.application_name(v);
+            }
+            "options" if config.get_options().is_none() => {
+                config.options(v);
+            }
+            "connect_timeout" if config.get_connect_timeout().is_none() => {
+                if let Some(t) = timeout(v, "service connect_timeout")? {
+                    config.connect_timeout(t);
+                }
             }
             "sslmode" | "sslrootcert" | "passfile" if !ours.iter().any(|(o, _)| o == k) => {
                 ours.push((k.clone(), v.clone()));
@@ -222,54 +359,158 @@ fn apply_service(config: &mut Config, settings: &[(String, String)], ours: &mut 
     Ok(())
 }
 
+/// Sets on `config` what libpq's environment variables give and neither
+/// the DSN nor the service did.
+fn apply_env(config: &mut Config, ours: &mut Vec<(String, String)>, env: Env) -> Result<()> {
+    if config.get_hosts().is_empty() && config.get_hostaddrs().is_empty() {
+        if let Some(hosts) = env("PGHOST") {
+            set_hosts(config, &hosts);
+        }
+    }
+    if config.get_ports().is_empty() {
+        if let Some(ports) = env("PGPORT") {
+            set_ports(config, &ports, "PGPORT")?;
+        }
+    }
+    if let (None, Some(user)) = (config.get_user(), env("PGUSER")) {
+        config.user(&user);
+    }
+    if let (None, Some(db)) = (config.get_dbname(), env("PGDATABASE")) {
+        config.dbname(&db);
+    }
+    if let (None, Some(name)) = (config.get_application_name(), env("PGAPPNAME")) {
+        config.application_name(&name);
+    }
+    if let (None, Some(options)) = (config.get_options(), env("PGOPTIONS")) {
+        config.options(&options);
+    }
+    if let (None, Some(t)) = (config.get_connect_timeout(), env("PGCONNECT_TIMEOUT")) {
+        if let Some(t) = timeout(&t, "PGCONNECT_TIMEOUT")? {
+            config.connect_timeout(t);
+        }
+    }
+    for (key, var) in [("sslmode", "PGSSLMODE"), ("sslrootcert", "PGSSLROOTCERT")] {
+        if let (false, Some(v)) = (ours.iter().any(|(o, _)| o == key), env(var)) {
+            ours.push((key.into(), v));
+        }
+    }
+    Ok(())
+}
+
+/// The OS user ibench runs as (libpq's default user): the effective
+/// user's name from the password database, else `$USER`.
+fn os_user() -> Option<String> {
+    let mut buf = vec![0 as libc::c_char; 16384];
+    // SAFETY: passwd is plain data that getpwuid_r fills; its strings point into buf, which outlives them.
+    let name = unsafe {
+        let mut pwd: libc::passwd = std::mem::zeroed();
+        let mut found = std::ptr::null_mut();
+        let rc = libc::getpwuid_r(libc::geteuid(), &mut pwd, buf.as_mut_ptr(), buf.len(), &mut found);
+        (rc == 0 && !found.is_null() && !pwd.pw_name.is_null())
+            .then(|| std::ffi::CStr::from_ptr(pwd.pw_name).to_string_lossy().into_owned())
+    };
+    name.or_else(|| process_env("USER").filter(|u| !u.is_empty()))
+}
+
+/// libpq's defaults for what is still unset: the default socket directory
+/// as host, the OS user as user, and the user as database. Set here, so
+/// the probe connection, the sessions' own client, `.pgpass` and the
+/// recorded target all see the same.
+fn apply_defaults(config: &mut Config) {
+    if config.get_hosts().is_empty() && config.get_hostaddrs().is_empty() {
+        config.host_path(default_socket_dir());
+    }
+    if config.get_user().is_none() {
+        if let Some(user) = os_user() {
+            config.user(&user);
+        }
+    }
+    if config.get_dbname().is_none() {
+        if let Some(user) = config.get_user().map(String::from) {
+            config.dbname(&user);
+        }
+    }
+}
+
+/// The root certificate: `sslrootcert` as given, else libpq's default
+/// `~/.postgresql/root.crt`, which `verify-ca` and `verify-full` need and
+/// `require` uses when it exists (then verifying the chain, as libpq).
+fn root_cert(given: Option<String>, sslmode: SslMode, tls: bool, env: Env) -> Result<Option<PathBuf>> {
+    if let Some(path) = given {
+        return Ok(Some(PathBuf::from(path)));
+    }
+    let Some(default) = env("HOME").map(|h| Path::new(&h).join(".postgresql/root.crt")) else {
+        return Ok(None);
+    };
+    match sslmode {
+        SslMode::VerifyCa | SslMode::VerifyFull if tls && !default.exists() => Err(Error::config(
+            "db",
+            format!(
+                "root certificate file \"{}\" does not exist: give sslrootcert=PATH (the certificate authority to trust), \
+                 or sslmode=require to check no certificate",
+                default.display()
+            ),
+        )),
+        SslMode::VerifyCa | SslMode::VerifyFull | SslMode::Require if default.exists() => Ok(Some(default)),
+        _ => Ok(None),
+    }
+}
+
 /// Parses `dsn` and resolves what it leaves open; `password` is one given
 /// apart (a password file), used when the DSN has none.
 pub(crate) fn resolve(dsn: &str, password: Option<&str>) -> Result<Resolved> {
-    let (rest, mut ours) = split(dsn)?;
+    resolve_in(dsn, password, &process_env)
+}
+
+/// As [`resolve`], with the environment `env`.
+fn resolve_in(dsn: &str, password: Option<&str>, env: Env) -> Result<Resolved> {
+    // libpq takes an empty variable as unset.
+    let env = &|name: &str| env(name).filter(|v| !v.is_empty());
+    let (mut rest, mut ours) = split(dsn)?;
+    let get = |ours: &[(String, String)], k: &str| ours.iter().find(|(o, _)| o == k).map(|(_, v)| v.clone());
+    let settings = match get(&ours, "service").or_else(|| env("PGSERVICE")) {
+        Some(name) => service(&name, env)?,
+        None => Vec::new(),
+    };
+    if let Some(hosts) = uri_hosts_without_port(&rest) {
+        let fill = settings.iter().find(|(k, _)| k == "port").map(|(_, v)| v.clone());
+        if let Some(ports) = fill.or_else(|| env("PGPORT")) {
+            rest = uri_with_ports(&rest, hosts, &ports);
+        }
+    }
     let mut config = Config::from_str(&rest).map_err(|e| {
         Error::config(
             "db",
             format!("{:?} is not a PostgreSQL DSN: {e}", crate::connect::redact(dsn)),
         )
     })?;
-    let mut source = if config.get_password().is_some() { "dsn" } else { "none" };
-    let service_name = ours
-        .iter()
-        .find(|(k, _)| k == "service")
-        .map(|(_, v)| v.clone())
-        .or_else(|| std::env::var("PGSERVICE").ok());
-    if let Some(name) = service_name {
-        apply_service(&mut config, &service(&name)?, &mut ours)?;
-        if source == "none" && config.get_password().is_some() {
-            source = "service file";
-        }
+    let mut source = if has_password(&config) { "dsn" } else { "none" };
+    apply_service(&mut config, &settings, &mut ours)?;
+    if source == "none" && has_password(&config) {
+        source = "service file";
     }
-    let get = |k: &str| ours.iter().find(|(o, _)| o == k).map(|(_, v)| v.clone());
-    let sslmode = get("sslmode")
+    apply_env(&mut config, &mut ours, env)?;
+    apply_defaults(&mut config);
+    let sslmode = get(&ours, "sslmode")
         .map(|m| SslMode::parse(&m))
         .transpose()?
         .unwrap_or_default();
-    let sslrootcert = get("sslrootcert").map(PathBuf::from);
-    if config.get_password().is_none() {
-        let host = match config.get_hosts().first() {
-            Some(Host::Tcp(h)) => h.clone(),
-            Some(Host::Unix(p)) => p.display().to_string(),
-            None => "localhost".into(),
-        };
-        let port = config.get_ports().first().copied().unwrap_or(5432);
-        let user = config.get_user().unwrap_or("").to_string();
-        let db = config.get_dbname().unwrap_or(&user).to_string();
-        let passfile = get("passfile")
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("PGPASSFILE").map(PathBuf::from))
-            .or_else(|| home().map(|h| h.join(".pgpass")));
+    let sslrootcert = root_cert(get(&ours, "sslrootcert"), sslmode, !only_sockets(&config), env)?;
+    if !has_password(&config) {
         let found = if let Some(p) = password {
             Some((p.to_string(), "password file"))
-        } else if let Ok(p) = std::env::var("PGPASSWORD") {
+        } else if let Some(p) = env("PGPASSWORD") {
             Some((p, "PGPASSWORD"))
         } else {
+            let passfile = get(&ours, "passfile")
+                .or_else(|| env("PGPASSFILE"))
+                .map(PathBuf::from)
+                .or_else(|| env("HOME").map(|h| Path::new(&h).join(".pgpass")));
+            let port = config.get_ports().first().copied().unwrap_or(5432);
+            let user = config.get_user().unwrap_or("").to_string();
+            let db = config.get_dbname().unwrap_or(&user).to_string();
             passfile
-                .and_then(|f| pgpass(&f, &host, port, &db, &user))
+                .and_then(|f| pgpass(&f, &pgpass_host(&config), port, &db, &user))
                 .map(|p| (p, "pgpass"))
         };
         if let Some((p, from)) = found {
@@ -289,6 +530,23 @@ pub(crate) fn resolve(dsn: &str, password: Option<&str>) -> Result<Resolved> {
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    /// An environment of the test's own: `vars`, nothing else.
+    fn env_of(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let vars: Vec<(String, String)> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        move |name| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+    }
+
+    fn resolved(dsn: &str, vars: &[(&str, &str)]) -> Resolved {
+        resolve_in(dsn, None, &env_of(vars)).unwrap_or_else(|e| panic!("{dsn}: {e}"))
+    }
+
+    fn host(config: &Config) -> String {
+        match &config.get_hosts()[0] {
+            Host::Tcp(h) => h.clone(),
+            Host::Unix(p) => p.display().to_string(),
+        }
+    }
 
     #[test]
     fn key_value_words_keep_quotes_and_escapes() {
@@ -310,24 +568,204 @@ mod tests {
     }
 
     #[test]
+    fn a_backslash_escapes_the_next_character_in_a_bare_value_as_in_libpq() {
+        assert_eq!(
+            key_values(r"password=a\\b\ c user=u").unwrap(),
+            [
+                ("password".to_string(), r"a\b c".to_string()),
+                ("user".into(), "u".into())
+            ]
+        );
+        let config = resolved(r"host=h user=u password=a\\b\ c", &[]).config;
+        assert_eq!(config.get_password(), Some(&b"a\\b c"[..]));
+    }
+
+    #[test]
+    fn uri_parameters_reach_the_driver_percent_decoded_and_a_plus_stays_a_plus() {
+        let (rest, ours) =
+            split("postgres://u@h/d?options=-c%20work_mem%3D8MB&sslrootcert=/c/a+b%20c.pem&application_name=a%20b+c")
+                .unwrap();
+        assert_eq!(ours, [("sslrootcert".to_string(), "/c/a+b c.pem".to_string())]);
+        let config = Config::from_str(&rest).unwrap();
+        assert_eq!(config.get_options(), Some("-c work_mem=8MB"));
+        assert_eq!(config.get_application_name(), Some("a b+c"));
+    }
+
+    #[test]
+    fn libpq_environment_variables_fill_what_the_dsn_leaves_unset() {
+        let vars = [
+            ("PGHOST", "envhost"),
+            ("PGPORT", "6543"),
+            ("PGUSER", "envuser"),
+            ("PGDATABASE", "envdb"),
+            ("PGSSLMODE", "require"),
+            ("PGSSLROOTCERT", "/env/ca.pem"),
+            ("PGAPPNAME", "env app"),
+            ("PGOPTIONS", "-c work_mem=8MB"),
+            ("PGCONNECT_TIMEOUT", "7"),
+        ];
+        let r = resolved("dbname=d", &vars);
+        assert_eq!(host(&r.config), "envhost");
+        assert_eq!(r.config.get_ports(), [6543]);
+        assert_eq!(r.config.get_user(), Some("envuser"));
+        assert_eq!(r.config.get_dbname(), Some("d"));
+        assert_eq!(r.sslmode, SslMode::Require);
+        assert_eq!(r.sslrootcert.as_deref(), Some(Path::new("/env/ca.pem")));
+        assert_eq!(r.config.get_application_name(), Some("env app"));
+        assert_eq!(r.config.get_options(), Some("-c work_mem=8MB"));
+        assert_eq!(r.config.get_connect_timeout(), Some(&Duration::from_secs(7)));
+        // The DSN wins, in either form.
+        let r = resolved(
+            "host=h port=1 user=u dbname=x sslmode=disable application_name=a options=-cx=1 connect_timeout=30",
+            &vars,
+        );
+        assert_eq!((host(&r.config), r.config.get_ports()), ("h".to_string(), &[1][..]));
+        assert_eq!((r.config.get_user(), r.config.get_dbname()), (Some("u"), Some("x")));
+        assert_eq!(r.sslmode, SslMode::Disable);
+        assert_eq!(r.config.get_application_name(), Some("a"));
+        assert_eq!(r.config.get_connect_timeout(), Some(&Duration::from_secs(30)));
+        // A URI's host without a port takes PGPORT, as in libpq; its own port wins.
+        assert_eq!(resolved("postgres://u@h/d", &vars).config.get_ports(), [6543]);
+        assert_eq!(resolved("postgres://u@h1,h2/d", &vars).config.get_ports(), [6543, 6543]);
+        assert_eq!(resolved("postgres://u@h:5/d", &vars).config.get_ports(), [5]);
+        assert_eq!(resolved("postgres://u@[::1]:5/d", &vars).config.get_ports(), [5]);
+        let r = resolved("postgres://", &vars);
+        assert_eq!(
+            (host(&r.config), r.config.get_dbname()),
+            ("envhost".to_string(), Some("envdb"))
+        );
+        // An empty variable is unset.
+        assert_eq!(resolved("host=h", &[("PGSSLMODE", "")]).sslmode, SslMode::Disable);
+        assert!(resolve_in("host=h", None, &env_of(&[("PGSSLMODE", "bogus")])).is_err());
+    }
+
+    #[test]
+    fn a_service_comes_before_the_environment() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("services.conf");
+        std::fs::write(&file, "[s]\nhost=svc\nport=7777\nsslmode=prefer\nconnect_timeout=9\n").unwrap();
+        let file = file.display().to_string();
+        let vars = [
+            ("PGSERVICEFILE", file.as_str()),
+            ("PGHOST", "envhost"),
+            ("PGPORT", "6543"),
+            ("PGUSER", "envuser"),
+            ("PGSSLMODE", "require"),
+            ("PGCONNECT_TIMEOUT", "7"),
+        ];
+        let r = resolved("service=s", &vars);
+        assert_eq!(
+            (host(&r.config), r.config.get_ports()),
+            ("svc".to_string(), &[7777][..])
+        );
+        assert_eq!(r.config.get_user(), Some("envuser"));
+        assert_eq!(r.sslmode, SslMode::Prefer);
+        assert_eq!(r.config.get_connect_timeout(), Some(&Duration::from_secs(9)));
+        assert_eq!(resolved("postgres://u@h/d?service=s", &vars).config.get_ports(), [7777]);
+    }
+
+    #[test]
+    fn with_nothing_given_libpq_defaults_apply() {
+        let r = resolved("dbname=x", &[]);
+        assert_eq!(r.config.get_hosts(), [Host::Unix(PathBuf::from(default_socket_dir()))]);
+        let me = os_user().expect("an OS user");
+        assert_eq!(r.config.get_user(), Some(me.as_str()));
+        assert_eq!(r.config.get_dbname(), Some("x"));
+        let r = resolved("host=127.0.0.1", &[]);
+        assert_eq!(
+            (r.config.get_user(), r.config.get_dbname()),
+            (Some(me.as_str()), Some(me.as_str()))
+        );
+        let r = resolved("postgres://", &[]);
+        assert_eq!(r.config.get_dbname(), Some(me.as_str()));
+        assert_eq!(r.password_source, "none");
+    }
+
+    #[test]
+    fn a_socket_host_needs_no_root_certificate_and_the_default_one_is_used() {
+        let home = tempfile::tempdir().unwrap();
+        let h = home.path().display().to_string();
+        let vars = [("HOME", h.as_str())];
+        let missing = resolve_in("host=127.0.0.1 sslmode=verify-full", None, &env_of(&vars))
+            .err()
+            .expect("no root.crt")
+            .to_string();
+        let default = home.path().join(".postgresql/root.crt");
+        assert!(missing.contains(&default.display().to_string()), "{missing}");
+        assert_eq!(resolved("host=127.0.0.1 sslmode=require", &vars).sslrootcert, None);
+        let socket = resolved("host=/var/run/postgresql sslmode=verify-full", &vars);
+        assert!(only_sockets(&socket.config));
+        std::fs::create_dir(home.path().join(".postgresql")).unwrap();
+        std::fs::write(&default, "").unwrap();
+        for mode in ["require", "verify-ca", "verify-full"] {
+            let r = resolved(&format!("host=127.0.0.1 sslmode={mode}"), &vars);
+            assert_eq!(r.sslrootcert.as_deref(), Some(default.as_path()), "{mode}");
+        }
+        assert_eq!(resolved("host=127.0.0.1 sslmode=prefer", &vars).sslrootcert, None);
+        let given = resolved("host=127.0.0.1 sslmode=require sslrootcert=/x.pem", &vars);
+        assert_eq!(given.sslrootcert.as_deref(), Some(Path::new("/x.pem")));
+        assert!(!only_sockets(&resolved("host=/tmp,127.0.0.1", &vars).config));
+    }
+
+    #[test]
     fn pgpass_matches_like_libpq() {
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("pgpass");
         std::fs::write(
             &f,
-            "# comment\nother:5432:*:bob:wrong\n127.0.0.1:5432:db\\:1:bob:p\\:w\\\\d\n*:*:*:alice:a1\nlocalhost:5432:*:carol:c1\n",
+            "# comment\nother:5432:*:bob:wrong\n127.0.0.1:5432:db\\:1:bob:p\\:w\\\\d\n*:*:*:alice:a1\n\
+             \\*:*:*:dave:star\n*:*:*:erin:pa:ss\n",
         )
         .unwrap();
         std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).unwrap();
         assert_eq!(pgpass(&f, "127.0.0.1", 5432, "db:1", "bob").as_deref(), Some("p:w\\d"));
         assert_eq!(pgpass(&f, "127.0.0.1", 5433, "db:1", "bob"), None);
         assert_eq!(pgpass(&f, "anywhere", 1, "x", "alice").as_deref(), Some("a1"));
-        assert_eq!(
-            pgpass(&f, "/var/run/postgresql", 5432, "x", "carol").as_deref(),
-            Some("c1")
-        );
+        // An escaped star is a star, not a wildcard; an unescaped ':' ends the password.
+        assert_eq!(pgpass(&f, "anywhere", 1, "x", "dave"), None);
+        assert_eq!(pgpass(&f, "*", 1, "x", "dave").as_deref(), Some("star"));
+        assert_eq!(pgpass(&f, "h", 1, "x", "erin").as_deref(), Some("pa"));
         // Readable by others: ignored, as libpq does.
         std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
         assert_eq!(pgpass(&f, "anywhere", 1, "x", "alice"), None);
+    }
+
+    #[test]
+    fn pgpass_matches_localhost_only_for_the_default_socket_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("pgpass");
+        let other = dir.path().display().to_string();
+        let default = default_socket_dir();
+        std::fs::write(
+            &f,
+            format!("{default}:5432:*:u:SOCKDIR\nlocalhost:5432:*:u:LOCALHOST\n{other}:5432:*:u:OTHER\n"),
+        )
+        .unwrap();
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let file = f.display().to_string();
+        let password = |dsn: &str| {
+            let r = resolved(&format!("{dsn} user=u passfile={file}"), &[]);
+            (
+                r.config.get_password().map(|p| String::from_utf8_lossy(p).into_owned()),
+                r.password_source,
+            )
+        };
+        assert_eq!(password(&format!("host={default}")).0.as_deref(), Some("LOCALHOST"));
+        assert_eq!(password("dbname=x").0.as_deref(), Some("LOCALHOST"));
+        assert_eq!(password(&format!("host={other}")).0.as_deref(), Some("OTHER"));
+        std::fs::write(&f, "localhost:5432:*:u:LOCALHOST\n").unwrap();
+        assert_eq!(password("host=/nowhere").0, None);
+        // An empty password in the DSN still looks in the file, as libpq.
+        assert_eq!(
+            password("host=localhost password=''"),
+            (Some("LOCALHOST".to_string()), "pgpass")
+        );
+        let with_empty = resolve_in(
+            &format!("host=localhost user=u passfile={file}"),
+            None,
+            &env_of(&[("PGPASSWORD", "")]),
+        )
+        .unwrap();
+        assert_eq!(with_empty.password_source, "pgpass");
     }
 }

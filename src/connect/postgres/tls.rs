@@ -63,8 +63,9 @@ impl SslMode {
 }
 
 /// The TLS connector for `mode` (None for `disable`), for the driver and
-/// for the sessions' own client; `root` is `sslrootcert`, which
-/// `verify-ca` and `verify-full` need.
+/// for the sessions' own client; `root` is `sslrootcert` (or libpq's
+/// default `~/.postgresql/root.crt`), which `verify-ca` and `verify-full`
+/// need.
 pub(crate) fn connector(mode: SslMode, root: Option<&Path>) -> Result<Option<(MakeRustlsConnect, Arc<ClientConfig>)>> {
     let check = match mode {
         SslMode::Disable => return Ok(None),
