@@ -34,6 +34,21 @@ fn openssl(dir: &Path, args: &[&str]) {
     );
 }
 
+/// `dir/server.key` readable by `owner` only (the server's account when we are root).
+fn key_for(owner: &str, dir: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(dir.join("server.key"), std::fs::Permissions::from_mode(0o600)).unwrap();
+    if unsafe { libc::geteuid() } == 0 {
+        let chown = Command::new("chown")
+            .arg(owner)
+            .arg(dir.join("server.key"))
+            .status()
+            .unwrap();
+        assert!(chown.success());
+    }
+}
+
 /// Certificates readable by `owner` (the server's account when we are root).
 fn certs(owner: &str) -> Certs {
     let dir = tempfile::tempdir().unwrap();
@@ -98,17 +113,7 @@ fn certs(owner: &str) -> Certs {
             "ext.cnf",
         ],
     );
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755)).unwrap();
-    std::fs::set_permissions(d.join("server.key"), std::fs::Permissions::from_mode(0o600)).unwrap();
-    if unsafe { libc::geteuid() } == 0 {
-        let chown = Command::new("chown")
-            .arg(owner)
-            .arg(d.join("server.key"))
-            .status()
-            .unwrap();
-        assert!(chown.success());
-    }
+    key_for(owner, d);
     Certs {
         ca: d.join("ca.pem"),
         other_ca: d.join("other.pem"),
@@ -126,6 +131,66 @@ fn tls_of(dsn: &str) -> Result<String, String> {
         .find(|(k, _)| k == "tls")
         .map(|(_, v)| v)
         .unwrap_or_default())
+}
+
+/// PostgreSQL's own recipe for a self-signed server certificate (its docs,
+/// "Creating Certificates"): OpenSSL makes it a CA certificate (CA:TRUE)
+/// with no subjectAltName, and it is its own root. libpq accepts it for
+/// verify-ca, and by its common name for verify-full; webpki alone refused
+/// it ("CaUsedAsEndEntity").
+#[test]
+fn postgres_takes_a_self_signed_certificate_made_by_its_docs_recipe() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    openssl(
+        d,
+        &[
+            "req",
+            "-new",
+            "-x509",
+            "-days",
+            "2",
+            "-nodes",
+            "-text",
+            "-out",
+            "server.crt",
+            "-keyout",
+            "server.key",
+            "-subj",
+            "/CN=localhost",
+        ],
+    );
+    key_for("postgres", d);
+    let crt = d.join("server.crt");
+    let server = private_server(
+        Kind::Postgres,
+        format!(
+            "ssl = on\nssl_cert_file = '{}'\nssl_key_file = '{}'",
+            crt.display(),
+            d.join("server.key").display()
+        ),
+    );
+    let dsn = |host: &str, mode: &str| {
+        format!(
+            "postgres://postgres@{host}:{}/postgres?sslmode={mode}&sslrootcert={}",
+            server.port(),
+            crt.display()
+        )
+    };
+    for (host, mode) in [
+        ("127.0.0.1", "verify-ca"),
+        ("localhost", "verify-full"),
+        ("127.0.0.1", "require"),
+    ] {
+        let tls = tls_of(&dsn(host, mode)).unwrap_or_else(|e| panic!("{host} {mode}: {e}"));
+        assert!(tls.starts_with("TLSv1"), "{host} {mode}: {tls}");
+    }
+    let wrong_name = tls_of(&dsn("127.0.0.1", "verify-full")).unwrap_err();
+    assert!(
+        wrong_name.contains("not valid for name") && wrong_name.contains("CommonName(\"localhost\")"),
+        "{wrong_name}"
+    );
+    server.stop(None).unwrap();
 }
 
 #[test]
