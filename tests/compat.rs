@@ -250,6 +250,21 @@ fn global(c: &mut mysql::Conn, name: &str) -> String {
         .unwrap()
 }
 
+/// Puts the shared server's dirty-page settings back as they were when
+/// dropped, even if the test fails: the limit first, as its low-water mark
+/// may not exceed it.
+struct DirtyPages(Vec<(&'static str, String)>);
+
+impl Drop for DirtyPages {
+    fn drop(&mut self) {
+        if let Ok(mut c) = mysql::Conn::new(mysql::Opts::from_url(&mysql_admin()).unwrap()) {
+            for (name, value) in &self.0 {
+                let _ = c.query_drop(format!("SET GLOBAL {name} = {value}"));
+            }
+        }
+    }
+}
+
 #[test]
 fn innodb_compat_wait_lowers_the_dirty_page_limits_for_x_then_restores_them() {
     let _globals = MARIADB_GLOBALS.lock().unwrap_or_else(|p| p.into_inner());
@@ -258,41 +273,52 @@ fn innodb_compat_wait_lowers_the_dirty_page_limits_for_x_then_restores_them() {
     };
     let mut c = mysql::Conn::new(mysql::Opts::from_url(&mysql_admin()).unwrap()).unwrap();
     let names = ["innodb_max_dirty_pages_pct", "innodb_max_dirty_pages_pct_lwm"];
-    let before: Vec<String> = names.iter().map(|n| global(&mut c, n)).collect();
+    let _restore = DirtyPages(names.iter().map(|n| (*n, global(&mut c, n))).collect());
     let db = format!("{base}?engine=innodb");
-    // Watch the settings while the step runs.
-    let seen = std::thread::scope(|s| {
-        let watcher = s.spawn(|| {
-            let mut c = mysql::Conn::new(mysql::Opts::from_url(&mysql_admin()).unwrap()).unwrap();
-            let start = Instant::now();
-            let mut seen = Vec::new();
-            while start.elapsed() < Duration::from_secs(20) && seen.len() < 2 {
-                let now: Vec<String> = names.iter().map(|n| global(&mut c, n)).collect();
-                // First the reference's limits, then the settings as they were.
-                let lowered = seen.is_empty() && now.iter().all(|v| v.starts_with("1."));
-                if lowered || (!seen.is_empty() && now == before) {
-                    seen.push(now);
-                }
-                std::thread::sleep(Duration::from_millis(20));
+    // From the server's settings, and from a limit of 0: set in the
+    // reference's order (the low-water mark first), the mark could not
+    // exceed the limit of 0 and stayed there.
+    for start in [None, Some("0")] {
+        if let Some(v) = start {
+            for n in names {
+                c.query_drop(format!("SET GLOBAL {n} = {v}")).unwrap();
             }
-            seen
+        }
+        let before: Vec<String> = names.iter().map(|n| global(&mut c, n)).collect();
+        // Watch the settings while the step runs.
+        let seen = std::thread::scope(|s| {
+            let watcher = s.spawn(|| {
+                let mut c = mysql::Conn::new(mysql::Opts::from_url(&mysql_admin()).unwrap()).unwrap();
+                let start = Instant::now();
+                let mut seen = Vec::new();
+                while start.elapsed() < Duration::from_secs(20) && seen.len() < 2 {
+                    let now: Vec<String> = names.iter().map(|n| global(&mut c, n)).collect();
+                    // First the reference's limits, then the settings as they were.
+                    let lowered = seen.is_empty() && now.iter().all(|v| v.starts_with("1."));
+                    if lowered || (!seen.is_empty() && now == before) {
+                        seen.push(now);
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                seen
+            });
+            let (_dir, out) = compat_run(&db, &["l.i0", "wait"], json!({"wait_seconds": 3.0}));
+            let wait = step(&out, "wait");
+            assert!(
+                (3.0..4.0).contains(&wait.elapsed_s),
+                "the step lasted {} s",
+                wait.elapsed_s
+            );
+            watcher.join().unwrap()
         });
-        let (_dir, out) = compat_run(&db, &["l.i0", "wait"], json!({"wait_seconds": 3.0}));
-        let wait = step(&out, "wait");
-        assert!(
-            (3.0..4.0).contains(&wait.elapsed_s),
-            "the step lasted {} s",
-            wait.elapsed_s
+        assert_eq!(
+            seen.len(),
+            2,
+            "from {before:?}: the limits went to 1 during the wait, then back: {seen:?}"
         );
-        watcher.join().unwrap()
-    });
-    assert_eq!(
-        seen.len(),
-        2,
-        "the limits went to 1 during the wait, then back: {seen:?}"
-    );
-    let after: Vec<String> = names.iter().map(|n| global(&mut c, n)).collect();
-    assert_eq!(after, before, "restored");
+        let after: Vec<String> = names.iter().map(|n| global(&mut c, n)).collect();
+        assert_eq!(after, before, "restored");
+    }
 }
 
 /// Sum of MyRocks' compactions done (every level of every column family).

@@ -303,12 +303,22 @@ impl MysqlSession {
             let procedure = (|| -> Result<()> {
                 match self.engine {
                     Engine::InnoDb => {
-                        for (name, value) in [
-                            ("innodb_max_dirty_pages_pct_lwm", "1"),
-                            ("innodb_max_dirty_pages_pct", "1"),
-                        ] {
-                            restores.extend(self.set_global(name, value, &mut notes)?);
-                        }
+                        // The reference's values. The limit first: its
+                        // low-water mark may not exceed it, so from a limit
+                        // below 1 (0, say) the reference's order (the mark
+                        // first) leaves the mark where it was. Restored
+                        // (last in, first out) the limit first again, which
+                        // lowers a mark above it along with it.
+                        let limit = self.set_global("innodb_max_dirty_pages_pct", "1", &mut notes)?;
+                        let mark = match self.set_global("innodb_max_dirty_pages_pct_lwm", "1", &mut notes) {
+                            Ok(mark) => mark,
+                            Err(e) => {
+                                restores.extend(limit);
+                                return Err(e);
+                            }
+                        };
+                        restores.extend(mark);
+                        restores.extend(limit);
                         restores.extend(self.set_global_if_present("innodb_idle_flush_pct", "100", &mut notes)?);
                     }
                     Engine::RocksDb => {
@@ -344,7 +354,7 @@ impl MysqlSession {
                         .unwrap_or_else(|_| Err(Error::database(&target, "an ANALYZE thread panicked")))
                 })
                 .collect();
-            // Back in the reverse order of setting (the limit before its low-water mark).
+            // Back in the reverse order of pushing.
             let mut restored = Ok(());
             while let Some(mut r) = restores.pop() {
                 let done = r.now(self.conn().ok());
