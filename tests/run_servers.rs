@@ -168,6 +168,11 @@ fn postgres_accepts_the_key_value_dsn_form() {
     assert_eq!(c.dbms(), "postgres");
     assert!(!c.target().contains("kv-secret"), "{}", c.target());
     assert!(c.version().unwrap().starts_with(|ch: char| ch.is_ascii_digit()));
+    // Any keyword may come first, as in libpq (only eight were recognised).
+    let c =
+        ibench::connect::open("connect_timeout=10 application_name=kv host=127.0.0.1 user=postgres dbname=postgres")
+            .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(c.dbms(), "postgres");
 }
 
 /// l.i0 on a local server: its CPU is measured, non-zero, and not the client's.

@@ -387,17 +387,22 @@ pub fn read_password_file(path: &std::path::Path) -> Result<String> {
     Ok(line.to_string())
 }
 
+/// Whether `dsn` is libpq's key=value form (`host=127.0.0.1 user=postgres
+/// dbname=test`, `application_name=x service=bench`): its first word is a
+/// keyword (letters, digits, `_`) followed by `=`. Every other DSN starts
+/// with a scheme and a colon (`sqlite:`, `rocksdb:PATH?k=v`, `mysql://`).
+fn is_key_value(dsn: &str) -> bool {
+    let dsn = dsn.trim_start();
+    let key = dsn.split(['=', ' ', '\t']).next().unwrap_or("");
+    !key.is_empty()
+        && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && dsn[key.len()..].trim_start().starts_with('=')
+}
+
 /// As [`open`], with a password given apart from the DSN (a password
 /// file), used by PostgreSQL and MySQL/MariaDB when the DSN has none.
 pub fn open_with_password(dsn: &str, password: Option<&str>) -> Result<Box<dyn Connector>> {
-    // libpq's key=value form: `host=127.0.0.1 user=postgres dbname=test`
-    // (values may be quoted: `password='a b'`).
-    let first_key = dsn.trim_start().split(['=', ' ']).next().unwrap_or("");
-    let key_value = !dsn.contains("://") && dsn.trim_start()[first_key.len()..].trim_start().starts_with('=');
-    const LIBPQ_KEYS: [&str; 8] = [
-        "host", "hostaddr", "port", "user", "dbname", "password", "sslmode", "service",
-    ];
-    if key_value && LIBPQ_KEYS.contains(&first_key) {
+    if is_key_value(dsn) {
         return PostgresConnector::with_password(dsn, password)
             .map(|c| Box::new(c) as Box<dyn Connector>)
             .map_err(|e| hide_password(dsn, e));
@@ -482,6 +487,28 @@ mod tests {
         ] {
             let e = open(dsn).err().expect("an error").to_string();
             assert!(!e.contains("s3cret"), "{dsn}: {e}");
+        }
+    }
+
+    #[test]
+    fn any_libpq_keyword_first_makes_a_key_value_dsn() {
+        for dsn in [
+            "host=h dbname=d",
+            "application_name=x host=h",
+            "connect_timeout = 10 host=h",
+            "  sslrootcert=/c/ca.pem host=h",
+            "options='-c work_mem=8MB' host=h",
+        ] {
+            assert!(is_key_value(dsn), "{dsn}");
+        }
+        for dsn in [
+            "rocksdb:/d?wal=off",
+            "null:?latency=exp:1ms",
+            "sqlite::memory:",
+            "mysql://u@h/d?x=y",
+            "nocolon",
+        ] {
+            assert!(!is_key_value(dsn), "{dsn}");
         }
     }
 
