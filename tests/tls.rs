@@ -19,6 +19,11 @@ struct Certs {
     other_ca: PathBuf,
     cert: PathBuf,
     key: PathBuf,
+    /// A client certificate (CN `certuser`, X.509 v3) the CA signed, the
+    /// same as v1, and their key.
+    client_cert: PathBuf,
+    client_cert_v1: PathBuf,
+    client_key: PathBuf,
 }
 
 fn openssl(dir: &Path, args: &[&str]) {
@@ -113,8 +118,48 @@ fn certs(owner: &str) -> Certs {
             "ext.cnf",
         ],
     );
+    openssl(
+        d,
+        &[
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "client.key",
+            "-out",
+            "client.csr",
+            "-subj",
+            "/CN=certuser",
+        ],
+    );
+    // v1, as `openssl x509 -req` makes it by default (PostgreSQL's recipe),
+    // and v3 (the mysql crate's rustls refuses a v1 one).
+    std::fs::write(d.join("client-ext.cnf"), "basicConstraints=CA:FALSE\n").unwrap();
+    for (out, extra) in [("client-v1.pem", None), ("client.pem", Some("client-ext.cnf"))] {
+        let mut args = vec![
+            "x509",
+            "-req",
+            "-in",
+            "client.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            out,
+            "-days",
+            "2",
+        ];
+        args.extend(extra.map(|e| ["-extfile", e]).into_iter().flatten());
+        openssl(d, &args);
+    }
     key_for(owner, d);
     Certs {
+        client_cert: d.join("client.pem"),
+        client_cert_v1: d.join("client-v1.pem"),
+        client_key: d.join("client.key"),
         ca: d.join("ca.pem"),
         other_ca: d.join("other.pem"),
         cert: d.join("server.pem"),
@@ -190,6 +235,68 @@ fn postgres_takes_a_self_signed_certificate_made_by_its_docs_recipe() {
         wrong_name.contains("not valid for name") && wrong_name.contains("CommonName(\"localhost\")"),
         "{wrong_name}"
     );
+    server.stop(None).unwrap();
+}
+
+/// PostgreSQL's `cert` authentication: the client certificate's common
+/// name is the user, and the server checks it against its CA. `sslcert` and
+/// `sslkey` (they were "unknown option" to the driver) log in, for the
+/// checks and for the sessions' own client alike.
+#[test]
+fn postgres_logs_in_with_a_client_certificate() {
+    let c = certs("postgres");
+    let dir = tempfile::tempdir().unwrap();
+    let hba = dir.path().join("pg_hba.conf");
+    std::fs::write(
+        &hba,
+        "local all all trust\nhostssl all certuser 127.0.0.1/32 cert\nhost all certuser 127.0.0.1/32 reject\nhost all all 127.0.0.1/32 trust\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&hba, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let server = private_server(
+        Kind::Postgres,
+        format!(
+            "ssl = on\nssl_cert_file = '{}'\nssl_key_file = '{}'\nssl_ca_file = '{}'\nhba_file = '{}'",
+            c.cert.display(),
+            c.key.display(),
+            c.ca.display(),
+            hba.display()
+        ),
+    );
+    {
+        let mut admin = postgres::Client::connect(&server.dsn(), postgres::NoTls).unwrap();
+        admin
+            .batch_execute("CREATE ROLE certuser LOGIN; GRANT ALL ON SCHEMA public TO certuser")
+            .unwrap();
+    }
+    let base = format!(
+        "postgres://certuser@127.0.0.1:{}/postgres?sslmode=require",
+        server.port()
+    );
+    let with_cert = format!(
+        "{base}&sslcert={}&sslkey={}",
+        c.client_cert_v1.display(),
+        c.client_key.display()
+    );
+    assert!(tls_of(&with_cert).unwrap().starts_with("TLSv1"));
+    let refused = tls_of(&base).unwrap_err();
+    assert!(refused.contains("certificate"), "{refused}");
+    // The sessions log in with it too.
+    let out = tempfile::tempdir().unwrap();
+    let config =
+        serde_json::json!({"db": with_cert, "steps": ["l.i0", "qr100"], "rows_l_i0": 1000, "query_seconds": 1});
+    let run = ibench::exec::run(
+        &ibench::workload::Config::resolve(&[config.as_object().unwrap().clone()]).unwrap(),
+        out.path(),
+        &ibench::exec::Silent,
+        &ibench::Stop::new(),
+    )
+    .unwrap();
+    assert_eq!(run.results.run.status, "ok", "{:?}", run.results.run.error);
+    let missing_key = tls_of(&format!("{base}&sslcert={}", c.client_cert.display())).unwrap_err();
+    assert!(missing_key.contains("sslkey"), "{missing_key}");
     server.stop(None).unwrap();
 }
 
@@ -438,5 +545,37 @@ fn mariadb_required_encrypts_and_verify_identity_checks_the_name() {
         format!("{refused:?}").contains("Access denied for user 'tls_only'"),
         "{refused:?}"
     );
+    // REQUIRE X509: a client certificate the server's CA signed, from the
+    // DSN or an option file, for the checks and the sessions alike.
+    {
+        use mysql::prelude::Queryable;
+        let mut admin = mysql::Conn::new(mysql::Opts::from_url(&base("127.0.0.1")).unwrap()).unwrap();
+        admin
+            .query_drop(
+                "CREATE USER 'x509'@'%' REQUIRE X509; GRANT ALL ON test.* TO 'x509'@'%'; \
+                 CREATE USER 'x509'@'localhost' REQUIRE X509; GRANT ALL ON test.* TO 'x509'@'localhost'",
+            )
+            .unwrap();
+    }
+    let x509 = format!("mysql://x509@127.0.0.1:{}/test?ssl-mode=REQUIRED", server.port());
+    let (cert, key) = (c.client_cert.display(), c.client_key.display());
+    assert!(tls_of(&x509).unwrap_err().contains("Access denied"));
+    let by_dsn = format!("{x509}&ssl-cert={cert}&ssl-key={key}");
+    assert!(tls_of(&by_dsn).unwrap().starts_with("TLSv1"));
+    let cnf = dir.path().join("x509.cnf");
+    std::fs::write(&cnf, format!("[client]\nssl-cert = {cert}\nssl_key = \"{key}\"\n")).unwrap();
+    assert!(tls_of(&format!("{x509}&defaults-file={}", cnf.display()))
+        .unwrap()
+        .starts_with("TLSv1"));
+    let out = tempfile::tempdir().unwrap();
+    let config = serde_json::json!({"db": by_dsn, "steps": ["l.i0", "qr100"], "rows_l_i0": 1000, "query_seconds": 1});
+    let run = ibench::exec::run(
+        &ibench::workload::Config::resolve(&[config.as_object().unwrap().clone()]).unwrap(),
+        out.path(),
+        &ibench::exec::Silent,
+        &ibench::Stop::new(),
+    )
+    .unwrap();
+    assert_eq!(run.results.run.status, "ok", "{:?}", run.results.run.error);
     server.stop(None).unwrap();
 }

@@ -8,10 +8,11 @@ use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, Server
 use rustls::client::WebPkiServerVerifier;
 use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::sign::{CertifiedKey, SingleCertAndKey};
 use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
 use std::net::IpAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use x509_cert::der::asn1::{Ia5String, PrintableString};
 use x509_cert::der::oid::{AssociatedOid, ObjectIdentifier};
@@ -246,10 +247,43 @@ fn dns_matches(pattern: &str, host: &str) -> bool {
     }
 }
 
+/// A client certificate and its private key (PEM files), for servers that
+/// ask for one (PostgreSQL's `cert` authentication, MySQL's `REQUIRE X509`):
+/// `sslcert`/`sslkey`, `ssl-cert`/`ssl-key`, named so in errors.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Identity {
+    pub cert: PathBuf,
+    pub key: PathBuf,
+    pub params: (&'static str, &'static str),
+}
+
+impl Identity {
+    /// The certificate chain and the key, read.
+    fn load(&self) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>)> {
+        let bad =
+            |param: &str, path: &Path, why: String| Error::config("db", format!("{param} {}: {why}", path.display()));
+        let (cert_param, key_param) = self.params;
+        let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&self.cert)
+            .map_err(|e| bad(cert_param, &self.cert, e.to_string()))?
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|e| bad(cert_param, &self.cert, e.to_string()))?;
+        if certs.is_empty() {
+            return Err(bad(cert_param, &self.cert, "no certificate in it".into()));
+        }
+        let key = PrivateKeyDer::from_pem_file(&self.key).map_err(|e| bad(key_param, &self.key, e.to_string()))?;
+        Ok((certs, key))
+    }
+}
+
 /// The rustls configuration for `check`; `root` is the certificate
 /// authority to trust (named `param` in errors: `sslrootcert`, `ssl-ca`),
 /// which [`Check::Chain`] and [`Check::Full`] need.
-pub(crate) fn client_config(check: Check, root: Option<&Path>, param: &str) -> Result<Arc<ClientConfig>> {
+pub(crate) fn client_config(
+    check: Check,
+    root: Option<&Path>,
+    param: &str,
+    identity: Option<&Identity>,
+) -> Result<Arc<ClientConfig>> {
     let provider = provider();
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
@@ -277,12 +311,23 @@ pub(crate) fn client_config(check: Check, root: Option<&Path>, param: &str) -> R
         chain,
         roots,
         names: check == Check::Full,
-        provider,
+        provider: provider.clone(),
     };
-    let config = builder
-        .dangerous()
-        .with_custom_certificate_verifier(Arc::new(verifier))
-        .with_no_client_auth();
+    let builder = builder.dangerous().with_custom_certificate_verifier(Arc::new(verifier));
+    let config = match identity {
+        Some(id) => {
+            // Not with_client_auth_cert: its check of the certificate
+            // refuses an X.509 v1 one, which `openssl x509 -req` makes by
+            // default (PostgreSQL's own recipe for a client certificate).
+            let (certs, key) = id.load()?;
+            let signer = provider
+                .key_provider
+                .load_private_key(key)
+                .map_err(|e| Error::config("db", format!("{} {}: {e}", id.params.1, id.key.display())))?;
+            builder.with_client_cert_resolver(Arc::new(SingleCertAndKey::from(CertifiedKey::new(certs, signer))))
+        }
+        None => builder.with_no_client_auth(),
+    };
     Ok(Arc::new(config))
 }
 

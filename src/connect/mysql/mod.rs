@@ -112,11 +112,14 @@ impl MysqlConnector {
         let (base, query) = super::dsn::split(dsn);
         let (mut engine, mut socket, mut engine_options, mut rest) = (Engine::InnoDb, None, String::new(), Vec::new());
         let (mut ssl_mode, mut ssl_ca, mut defaults_file, mut extra_file) = (None, None, None, None);
+        let (mut ssl_cert, mut ssl_key) = (None, None);
         for (name, v) in query {
             match name.as_str() {
                 // The client's options, spelled with - or _ as in option files.
                 "ssl-mode" | "ssl_mode" => ssl_mode = Some(options::SslMode::parse(&v)?),
                 "ssl-ca" | "ssl_ca" => ssl_ca = Some(PathBuf::from(v)),
+                "ssl-cert" | "ssl_cert" => ssl_cert = Some(PathBuf::from(v)),
+                "ssl-key" | "ssl_key" => ssl_key = Some(PathBuf::from(v)),
                 "defaults-file" | "defaults_file" => defaults_file = Some(PathBuf::from(v)),
                 "defaults-extra-file" | "defaults_extra_file" => extra_file = Some(PathBuf::from(v)),
                 "engine" => {
@@ -143,7 +146,7 @@ impl MysqlConnector {
         let opts = Opts::from_url(&url).map_err(|e| bad(format!("not a MySQL DSN: {e}")))?;
         // The option files fill in what the DSN leaves out, as the client's.
         let file = option_files::read(defaults_file.as_deref(), extra_file.as_deref())?;
-        let client = options::ClientSettings::resolve(&file, ssl_mode, ssl_ca)?;
+        let client = options::ClientSettings::resolve(&file, ssl_mode, ssl_ca, (ssl_cert, ssl_key))?;
         let explicit_port = url::Url::parse(base).ok().and_then(|u| u.port());
         let port = match explicit_port {
             Some(p) => p,
@@ -189,7 +192,9 @@ impl MysqlConnector {
         if !rest.iter().any(|(k, _)| k == "prefer_socket") {
             builder = builder.prefer_socket(false);
         }
-        let opts: Opts = builder.ssl_opts(ssl_mode.ssl_opts(ssl_ca.as_deref())?).into();
+        let opts: Opts = builder
+            .ssl_opts(ssl_mode.ssl_opts(ssl_ca.as_deref(), client.identity.as_ref())?)
+            .into();
         let user = opts.get_user().unwrap_or("").to_string();
         let target = format!(
             "mysql://{user}@{}:{}/{}?engine={}",
@@ -213,7 +218,7 @@ impl MysqlConnector {
             user: opts.get_user().unwrap_or("").to_string(),
             password: opts.get_pass().map(str::to_string),
             database: opts.get_db_name().map(str::to_string),
-            tls: ssl_mode.rustls(ssl_ca.as_deref())?,
+            tls: ssl_mode.rustls(ssl_ca.as_deref(), client.identity.as_ref())?,
             timeout: CONNECT_TIMEOUT,
             init: opts.get_init(),
         };

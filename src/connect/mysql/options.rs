@@ -5,7 +5,7 @@
 //! files or `MYSQL_PWD`, in that order.
 
 use super::option_files::Setting;
-use crate::connect::tls::{client_config, Check};
+use crate::connect::tls::{client_config, Check, Identity};
 use crate::error::{Error, Result};
 use rustls::ClientConfig;
 use std::path::{Path, PathBuf};
@@ -59,7 +59,11 @@ impl SslMode {
 
     /// The sessions' own client's TLS for this mode, and whether it is
     /// required (None: plain). As the driver's options below.
-    pub(crate) fn rustls(self, ca: Option<&Path>) -> Result<Option<(Arc<ClientConfig>, bool)>> {
+    pub(crate) fn rustls(
+        self,
+        ca: Option<&Path>,
+        identity: Option<&Identity>,
+    ) -> Result<Option<(Arc<ClientConfig>, bool)>> {
         let (check, ca) = match self {
             SslMode::Disabled => return Ok(None),
             // As the client: a CA given to PREFERRED or REQUIRED is checked.
@@ -67,11 +71,14 @@ impl SslMode {
             SslMode::VerifyCa => (Check::Chain, ca),
             SslMode::VerifyIdentity => (Check::Full, ca),
         };
-        Ok(Some((client_config(check, ca, "ssl-ca")?, self != SslMode::Preferred)))
+        Ok(Some((
+            client_config(check, ca, "ssl-ca", identity)?,
+            self != SslMode::Preferred,
+        )))
     }
 
     /// The driver's TLS options for this mode (None: plain).
-    pub(crate) fn ssl_opts(self, ca: Option<&Path>) -> Result<Option<mysql::SslOpts>> {
+    pub(crate) fn ssl_opts(self, ca: Option<&Path>, identity: Option<&Identity>) -> Result<Option<mysql::SslOpts>> {
         let verify_chain = match (self, ca) {
             (SslMode::Disabled, _) => return Ok(None),
             (SslMode::VerifyCa | SslMode::VerifyIdentity, None) => {
@@ -93,7 +100,8 @@ impl SslMode {
             mysql::SslOpts::default()
                 .with_root_cert_path(ca.filter(|_| verify_chain).map(|p| p.to_path_buf()))
                 .with_danger_accept_invalid_certs(!verify_chain)
-                .with_danger_skip_domain_validation(self != SslMode::VerifyIdentity),
+                .with_danger_skip_domain_validation(self != SslMode::VerifyIdentity)
+                .with_client_identity(identity.map(|id| mysql::ClientIdentity::new(id.cert.clone(), id.key.clone()))),
         ))
     }
 }
@@ -108,15 +116,39 @@ pub(crate) struct ClientSettings {
     /// CA is given (as MySQL's client), else DISABLED.
     pub(crate) ssl_mode: SslMode,
     pub(crate) ssl_ca: Option<PathBuf>,
+    /// The client certificate and key (`ssl-cert`, `ssl-key`).
+    pub(crate) identity: Option<Identity>,
 }
 
 impl ClientSettings {
     /// Resolves the TLS settings of `file` under the DSN's own.
-    pub(crate) fn resolve(file: &[Setting], dsn_mode: Option<SslMode>, dsn_ca: Option<PathBuf>) -> Result<Self> {
+    pub(crate) fn resolve(
+        file: &[Setting],
+        dsn_mode: Option<SslMode>,
+        dsn_ca: Option<PathBuf>,
+        dsn_identity: (Option<PathBuf>, Option<PathBuf>),
+    ) -> Result<Self> {
         let s = ClientSettings {
             file: file.to_vec(),
             ssl_mode: SslMode::Disabled,
             ssl_ca: None,
+            identity: None,
+        };
+        let cert = dsn_identity.0.or_else(|| s.get("ssl-cert").map(PathBuf::from));
+        let key = dsn_identity.1.or_else(|| s.get("ssl-key").map(PathBuf::from));
+        let identity = match (cert, key) {
+            (Some(cert), Some(key)) => Some(Identity {
+                cert,
+                key,
+                params: ("ssl-cert", "ssl-key"),
+            }),
+            (Some(cert), None) => {
+                return Err(Error::config(
+                    "db",
+                    format!("ssl-cert {} needs its private key: ssl-key=PATH", cert.display()),
+                ))
+            }
+            (None, _) => None,
         };
         let ssl_ca = dsn_ca.or_else(|| s.get("ssl-ca").map(PathBuf::from));
         let ssl_mode = match dsn_mode {
@@ -130,7 +162,12 @@ impl ClientSettings {
                 _ => SslMode::Disabled,
             },
         };
-        Ok(ClientSettings { ssl_mode, ssl_ca, ..s })
+        Ok(ClientSettings {
+            ssl_mode,
+            ssl_ca,
+            identity,
+            ..s
+        })
     }
 
     /// The files' last value of `name` (None when absent or given bare).
@@ -211,9 +248,9 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("ssl-mode"));
-        assert!(SslMode::VerifyCa.ssl_opts(None).is_err());
-        assert!(SslMode::Disabled.ssl_opts(None).unwrap().is_none());
-        let required = SslMode::Required.ssl_opts(None).unwrap().unwrap();
+        assert!(SslMode::VerifyCa.ssl_opts(None, None).is_err());
+        assert!(SslMode::Disabled.ssl_opts(None, None).unwrap().is_none());
+        let required = SslMode::Required.ssl_opts(None, None).unwrap().unwrap();
         assert!(required.accept_invalid_certs());
     }
 }

@@ -166,10 +166,11 @@ impl PostgresConnector {
             resolved.sslmode
         };
         config.ssl_mode(sslmode.driver());
-        let (tls, wire_tls) = match tls::connector(sslmode, resolved.sslrootcert.as_deref())? {
-            Some((driver, own)) => (Some(driver), Some((own, sslmode != tls::SslMode::Prefer))),
-            None => (None, None),
-        };
+        let (tls, wire_tls) =
+            match tls::connector(sslmode, resolved.sslrootcert.as_deref(), resolved.identity.as_ref())? {
+                Some((driver, own)) => (Some(driver), Some((own, sslmode != tls::SslMode::Prefer))),
+                None => (None, None),
+            };
         // A name of this connector's own, so a step's end can tell when its
         // sessions are gone (and their statistics flushed).
         static CONNECTORS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);

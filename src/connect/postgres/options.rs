@@ -12,6 +12,7 @@
 //!   `PGPASSWORD` or `~/.pgpass` (`PGPASSFILE`, `passfile=`), in that order.
 
 use super::tls::SslMode;
+use crate::connect::tls::Identity;
 use crate::error::{Error, Result};
 use percent_encoding::percent_decode_str;
 use postgres::config::Host;
@@ -21,7 +22,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 /// The keys ibench takes out of the DSN before the driver parses it.
-const OURS: [&str; 4] = ["sslmode", "sslrootcert", "service", "passfile"];
+const OURS: [&str; 6] = ["sslmode", "sslrootcert", "sslcert", "sslkey", "service", "passfile"];
 
 /// The socket directories libpq builds use by default: Debian's, then
 /// upstream's; the first that exists is the default host.
@@ -32,6 +33,8 @@ pub(crate) struct Resolved {
     pub config: Config,
     pub sslmode: SslMode,
     pub sslrootcert: Option<PathBuf>,
+    /// The client certificate and key (`sslcert`, `sslkey`).
+    pub identity: Option<Identity>,
     /// Where the password came from (recorded with the run; never the password).
     pub password_source: &'static str,
 }
@@ -350,7 +353,7 @@ fn apply_service(config: &mut Config, settings: &[(String, String)], ours: &mut 
                     config.connect_timeout(t);
                 }
             }
-            "sslmode" | "sslrootcert" | "passfile" if !ours.iter().any(|(o, _)| o == k) => {
+            "sslmode" | "sslrootcert" | "sslcert" | "sslkey" | "passfile" if !ours.iter().any(|(o, _)| o == k) => {
                 ours.push((k.clone(), v.clone()));
             }
             _ => {}
@@ -389,7 +392,12 @@ fn apply_env(config: &mut Config, ours: &mut Vec<(String, String)>, env: Env) ->
             config.connect_timeout(t);
         }
     }
-    for (key, var) in [("sslmode", "PGSSLMODE"), ("sslrootcert", "PGSSLROOTCERT")] {
+    for (key, var) in [
+        ("sslmode", "PGSSLMODE"),
+        ("sslrootcert", "PGSSLROOTCERT"),
+        ("sslcert", "PGSSLCERT"),
+        ("sslkey", "PGSSLKEY"),
+    ] {
         if let (false, Some(v)) = (ours.iter().any(|(o, _)| o == key), env(var)) {
             ours.push((key.into(), v));
         }
@@ -456,6 +464,31 @@ fn root_cert(given: Option<String>, sslmode: SslMode, tls: bool, env: Env) -> Re
     }
 }
 
+/// The client certificate, as libpq finds it: `sslcert` and `sslkey` as
+/// given, else `~/.postgresql/postgresql.crt` and `postgresql.key` when
+/// they exist. A certificate without a key is an error naming it.
+fn client_identity(cert: Option<String>, key: Option<String>, env: Env) -> Result<Option<Identity>> {
+    let default = |name: &str| {
+        env("HOME")
+            .map(|h| Path::new(&h).join(".postgresql").join(name))
+            .filter(|p| p.exists())
+    };
+    let cert = cert.map(PathBuf::from).or_else(|| default("postgresql.crt"));
+    let key = key.map(PathBuf::from).or_else(|| default("postgresql.key"));
+    match (cert, key) {
+        (Some(cert), Some(key)) => Ok(Some(Identity {
+            cert,
+            key,
+            params: ("sslcert", "sslkey"),
+        })),
+        (Some(cert), None) => Err(Error::config(
+            "db",
+            format!("sslcert {} needs its private key: sslkey=PATH", cert.display()),
+        )),
+        (None, _) => Ok(None),
+    }
+}
+
 /// Parses `dsn` and resolves what it leaves open; `password` is one given
 /// apart (a password file), used when the DSN has none.
 pub(crate) fn resolve(dsn: &str, password: Option<&str>) -> Result<Resolved> {
@@ -496,6 +529,7 @@ fn resolve_in(dsn: &str, password: Option<&str>, env: Env) -> Result<Resolved> {
         .transpose()?
         .unwrap_or_default();
     let sslrootcert = root_cert(get(&ours, "sslrootcert"), sslmode, !only_sockets(&config), env)?;
+    let identity = client_identity(get(&ours, "sslcert"), get(&ours, "sslkey"), env)?;
     if !has_password(&config) {
         let found = if let Some(p) = password {
             Some((p.to_string(), "password file"))
@@ -522,6 +556,7 @@ fn resolve_in(dsn: &str, password: Option<&str>, env: Env) -> Result<Resolved> {
         config,
         sslmode,
         sslrootcert,
+        identity,
         password_source: source,
     })
 }
@@ -535,6 +570,43 @@ mod tests {
     fn env_of(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
         let vars: Vec<(String, String)> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         move |name| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+    }
+
+    #[test]
+    fn a_client_certificate_comes_from_the_dsn_the_environment_or_libpqs_default_files() {
+        let home = tempfile::tempdir().unwrap();
+        let h = home.path().display().to_string();
+        assert_eq!(
+            resolved("host=127.0.0.1 sslmode=require", &[("HOME", &h)]).identity,
+            None
+        );
+        let given = resolved(
+            "host=127.0.0.1 sslmode=require sslcert=/c.pem sslkey=/k.pem",
+            &[("HOME", &h)],
+        );
+        assert_eq!(
+            given.identity.map(|i| (i.cert, i.key)),
+            Some((PathBuf::from("/c.pem"), PathBuf::from("/k.pem")))
+        );
+        let env = resolved(
+            "host=127.0.0.1 sslmode=require",
+            &[("HOME", &h), ("PGSSLCERT", "/e.pem"), ("PGSSLKEY", "/e.key")],
+        );
+        assert_eq!(env.identity.map(|i| i.cert), Some(PathBuf::from("/e.pem")));
+        let pg = home.path().join(".postgresql");
+        std::fs::create_dir(&pg).unwrap();
+        std::fs::write(pg.join("postgresql.crt"), "").unwrap();
+        std::fs::write(pg.join("postgresql.key"), "").unwrap();
+        let default = resolved("host=127.0.0.1 sslmode=require", &[("HOME", &h)]);
+        assert_eq!(default.identity.map(|i| i.key), Some(pg.join("postgresql.key")));
+        std::fs::remove_file(pg.join("postgresql.key")).unwrap();
+        let e = resolve_in("host=127.0.0.1 sslmode=require", None, &|n: &str| {
+            (n == "HOME").then(|| h.clone())
+        })
+        .err()
+        .expect("a certificate without a key")
+        .to_string();
+        assert!(e.contains("sslkey"), "{e}");
     }
 
     fn resolved(dsn: &str, vars: &[(&str, &str)]) -> Resolved {

@@ -4,7 +4,7 @@
 //! certificate is given, as libpq does), `verify-ca` (the server's chain
 //! against `sslrootcert`), `verify-full` (that and the host name).
 
-use crate::connect::tls::{client_config, Check};
+use crate::connect::tls::{client_config, Check, Identity};
 use crate::error::{Error, Result};
 use rustls::ClientConfig;
 use std::path::Path;
@@ -65,12 +65,23 @@ impl SslMode {
 /// The TLS connector for `mode` (None for `disable`), for the driver and
 /// for the sessions' own client; `root` is `sslrootcert` (or libpq's
 /// default `~/.postgresql/root.crt`), which `verify-ca` and `verify-full`
-/// need.
-pub(crate) fn connector(mode: SslMode, root: Option<&Path>) -> Result<Option<(MakeRustlsConnect, Arc<ClientConfig>)>> {
+/// need; `identity` the client certificate (`sslcert`/`sslkey`).
+pub(crate) fn connector(
+    mode: SslMode,
+    root: Option<&Path>,
+    identity: Option<&Identity>,
+) -> Result<Option<(MakeRustlsConnect, Arc<ClientConfig>)>> {
     let check = match mode {
         SslMode::Disable => return Ok(None),
         // As libpq: prefer checks nothing, even given a root.
-        SslMode::Prefer => return Ok(Some(for_both(client_config(Check::Encrypt, None, "sslrootcert")?))),
+        SslMode::Prefer => {
+            return Ok(Some(for_both(client_config(
+                Check::Encrypt,
+                None,
+                "sslrootcert",
+                identity,
+            )?)))
+        }
         SslMode::Require => Check::Encrypt,
         SslMode::VerifyCa => Check::Chain,
         SslMode::VerifyFull => Check::Full,
@@ -81,7 +92,7 @@ pub(crate) fn connector(mode: SslMode, root: Option<&Path>) -> Result<Option<(Ma
             "sslmode verify-ca and verify-full need sslrootcert=PATH (the certificate authority to trust)",
         ));
     }
-    Ok(Some(for_both(client_config(check, root, "sslrootcert")?)))
+    Ok(Some(for_both(client_config(check, root, "sslrootcert", identity)?)))
 }
 
 /// The one configuration, for the driver and for the sessions' own client.

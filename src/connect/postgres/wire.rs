@@ -868,7 +868,7 @@ mod tests {
     #[test]
     fn sslmode_require_encrypts_over_tcp_and_not_over_a_unix_socket() {
         let Some(_) = connect() else { return };
-        let (_, tls) = super::super::tls::connector(super::super::tls::SslMode::Require, None)
+        let (_, tls) = super::super::tls::connector(super::super::tls::SslMode::Require, None, None)
             .unwrap()
             .unwrap();
         let ssl = |w: &mut Wire| {
