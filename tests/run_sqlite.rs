@@ -56,17 +56,14 @@ fn check_sequence(clients: u32, delete_per_insert: bool, shared_table: bool) {
         }
         if s.step.starts_with('q') {
             assert!(s.queries > 0, "{}", s.step);
-            // On one shared table the 3 inserters and 3 deleters serialize
-            // on SQLite's single write lock, and on a busy 2-core host they
-            // can fall a few percent short of 1500 rows/s: a verdict, not
-            // necessarily met (a_q_step_holds_its_background_rate_… tests
-            // the rate itself).
+            // The 3 inserters serialize on SQLite's one write lock per file
+            // (a table each or one shared), and these steps last half a
+            // second: on a busy 2-core host they can fall short of 1500
+            // rows/s (CI once saw 889 in qr500 with a table each). So a
+            // verdict, not necessarily met: the rate itself has its own test
+            // (a_q_step_holds_its_background_rate_for_ten_seconds).
             let why = format!("{}: {} of {:?} rows/s", s.step, s.ips(), s.target_ips);
-            if shared_table {
-                assert!(s.sla_ok.is_some(), "{why}");
-            } else {
-                assert_eq!(s.sla_ok, Some(true), "{why}");
-            }
+            assert!(s.sla_ok.is_some(), "{why}");
         }
     }
     if delete_per_insert {
