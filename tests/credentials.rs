@@ -6,8 +6,9 @@
 
 mod common;
 
-use common::{all_bytes, contains, decoded, postgres_admin, postgres_db, private_server, recorded_setting};
+use common::{all_bytes, contains, decoded, pg_hba, postgres_admin, postgres_db, private_server, recorded_setting};
 use ibench::server::Kind;
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -84,16 +85,8 @@ fn refused(what: &str, (o, _out): (Output, tempfile::TempDir)) {
 #[test]
 fn postgres_takes_the_password_from_pgpassword_pgpass_a_service_and_a_password_file() {
     // bob must give his password over TCP; postgres (ibench's readiness check) needs none.
-    let hba = tempfile::tempdir().unwrap();
-    let hba_file = hba.path().join("pg_hba.conf");
-    std::fs::write(
-        &hba_file,
-        "local all all trust\nhost all postgres 127.0.0.1/32 trust\nhost all bob 127.0.0.1/32 scram-sha-256\n",
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(hba.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    std::fs::set_permissions(&hba_file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let (_hba, hba_file) =
+        pg_hba("local all all trust\nhost all postgres 127.0.0.1/32 trust\nhost all bob 127.0.0.1/32 scram-sha-256\n");
     let server = private_server(Kind::Postgres, format!("hba_file = '{}'", hba_file.display()));
     let port = server.port();
     let mut admin = postgres::Client::connect(&server.dsn(), postgres::NoTls).unwrap();
@@ -173,16 +166,8 @@ fn os_user() -> String {
 fn postgres_defaults_to_the_os_user_and_its_database_and_finds_their_pgpass_line() {
     // The OS user must give a password over TCP; postgres (the readiness check) needs none.
     let me = os_user();
-    let hba = tempfile::tempdir().unwrap();
-    let hba_file = hba.path().join("pg_hba.conf");
-    std::fs::write(
-        &hba_file,
-        "local all all trust\nhost all postgres 127.0.0.1/32 trust\nhost all all 127.0.0.1/32 scram-sha-256\n",
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(hba.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    std::fs::set_permissions(&hba_file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let (_hba, hba_file) =
+        pg_hba("local all all trust\nhost all postgres 127.0.0.1/32 trust\nhost all all 127.0.0.1/32 scram-sha-256\n");
     let server = private_server(Kind::Postgres, format!("hba_file = '{}'", hba_file.display()));
     let port = server.port();
     let mut admin = postgres::Client::connect(&server.dsn(), postgres::NoTls).unwrap();
@@ -306,7 +291,6 @@ fn mysql_takes_the_password_from_mysql_pwd_my_cnf_a_defaults_file_and_a_password
     logged_in_without_leaking("~/.my.cnf", run(&db, home.path(), &[], &[]), "option file");
     // Anyone could have written a world-writable file: the client ignores it, as ibench.
     {
-        use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&cnf, std::fs::Permissions::from_mode(0o666)).unwrap();
         let (o, out) = run(&db, home.path(), &[], &[]);
         assert!(

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::private_server;
+use common::{config, pg_hba, private_server, run};
 use ibench::server::Kind;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -168,6 +168,29 @@ fn certs(owner: &str) -> Certs {
     }
 }
 
+/// A PostgreSQL of its own over TLS with `c`'s server certificate, and
+/// `extra` configuration.
+fn postgres_over_tls(c: &Certs, extra: &str) -> ibench::server::Managed {
+    private_server(
+        Kind::Postgres,
+        format!(
+            "ssl = on\nssl_cert_file = '{}'\nssl_key_file = '{}'\n{extra}",
+            c.cert.display(),
+            c.key.display()
+        ),
+    )
+}
+
+/// A short load and query step over `dsn`, which must end ok: the
+/// sessions' own client connects as the checks' did.
+fn loads_and_queries(dsn: &str) {
+    let out = tempfile::tempdir().unwrap();
+    let config =
+        config(serde_json::json!({"db": dsn, "steps": ["l.i0", "qr100"], "rows_l_i0": 1000, "query_seconds": 1}));
+    let run = run(&config, out.path());
+    assert_eq!(run.results.run.status, "ok", "{dsn}: {:?}", run.results.run.error);
+}
+
 /// The `tls` setting a connector records, or its error.
 fn tls_of(dsn: &str) -> Result<String, String> {
     let c = ibench::connect::open(dsn).map_err(|e| e.to_string())?;
@@ -245,25 +268,12 @@ fn postgres_takes_a_self_signed_certificate_made_by_its_docs_recipe() {
 #[test]
 fn postgres_logs_in_with_a_client_certificate() {
     let c = certs("postgres");
-    let dir = tempfile::tempdir().unwrap();
-    let hba = dir.path().join("pg_hba.conf");
-    std::fs::write(
-        &hba,
+    let (_hba, hba) = pg_hba(
         "local all all trust\nhostssl all certuser 127.0.0.1/32 cert\nhost all certuser 127.0.0.1/32 reject\nhost all all 127.0.0.1/32 trust\n",
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    std::fs::set_permissions(&hba, std::fs::Permissions::from_mode(0o644)).unwrap();
-    let server = private_server(
-        Kind::Postgres,
-        format!(
-            "ssl = on\nssl_cert_file = '{}'\nssl_key_file = '{}'\nssl_ca_file = '{}'\nhba_file = '{}'",
-            c.cert.display(),
-            c.key.display(),
-            c.ca.display(),
-            hba.display()
-        ),
+    );
+    let server = postgres_over_tls(
+        &c,
+        &format!("ssl_ca_file = '{}'\nhba_file = '{}'", c.ca.display(), hba.display()),
     );
     {
         let mut admin = postgres::Client::connect(&server.dsn(), postgres::NoTls).unwrap();
@@ -284,17 +294,7 @@ fn postgres_logs_in_with_a_client_certificate() {
     let refused = tls_of(&base).unwrap_err();
     assert!(refused.contains("certificate"), "{refused}");
     // The sessions log in with it too.
-    let out = tempfile::tempdir().unwrap();
-    let config =
-        serde_json::json!({"db": with_cert, "steps": ["l.i0", "qr100"], "rows_l_i0": 1000, "query_seconds": 1});
-    let run = ibench::exec::run(
-        &ibench::workload::Config::resolve(&[config.as_object().unwrap().clone()]).unwrap(),
-        out.path(),
-        &ibench::exec::Silent,
-        &ibench::Stop::new(),
-    )
-    .unwrap();
-    assert_eq!(run.results.run.status, "ok", "{:?}", run.results.run.error);
+    loads_and_queries(&with_cert);
     let missing_key = tls_of(&format!("{base}&sslcert={}", c.client_cert.display())).unwrap_err();
     assert!(missing_key.contains("sslkey"), "{missing_key}");
     server.stop(None).unwrap();
@@ -303,14 +303,7 @@ fn postgres_logs_in_with_a_client_certificate() {
 #[test]
 fn postgres_require_encrypts_and_verify_full_checks_the_name_and_the_authority() {
     let c = certs("postgres");
-    let server = private_server(
-        Kind::Postgres,
-        format!(
-            "ssl = on\nssl_cert_file = '{}'\nssl_key_file = '{}'",
-            c.cert.display(),
-            c.key.display()
-        ),
-    );
+    let server = postgres_over_tls(&c, "");
     let base = |host: &str| format!("postgres://postgres@{host}:{}/postgres", server.port());
     assert_eq!(
         tls_of(&format!("{}?sslmode=disable", base("127.0.0.1"))).unwrap(),
@@ -404,14 +397,7 @@ fn run_with_home(db: &str, home: &Path) -> (bool, String, String) {
 #[test]
 fn postgres_verifies_against_the_default_root_certificate_as_libpq() {
     let c = certs("postgres");
-    let server = private_server(
-        Kind::Postgres,
-        format!(
-            "ssl = on\nssl_cert_file = '{}'\nssl_key_file = '{}'",
-            c.cert.display(),
-            c.key.display()
-        ),
-    );
+    let server = postgres_over_tls(&c, "");
     let db = |host: &str, mode: &str| format!("postgres://postgres@{host}:{}/postgres?sslmode={mode}", server.port());
     let home = tempfile::tempdir().unwrap();
     let root = home.path().join(".postgresql/root.crt");
@@ -567,15 +553,6 @@ fn mariadb_required_encrypts_and_verify_identity_checks_the_name() {
     assert!(tls_of(&format!("{x509}&defaults-file={}", cnf.display()))
         .unwrap()
         .starts_with("TLSv1"));
-    let out = tempfile::tempdir().unwrap();
-    let config = serde_json::json!({"db": by_dsn, "steps": ["l.i0", "qr100"], "rows_l_i0": 1000, "query_seconds": 1});
-    let run = ibench::exec::run(
-        &ibench::workload::Config::resolve(&[config.as_object().unwrap().clone()]).unwrap(),
-        out.path(),
-        &ibench::exec::Silent,
-        &ibench::Stop::new(),
-    )
-    .unwrap();
-    assert_eq!(run.results.run.status, "ok", "{:?}", run.results.run.error);
+    loads_and_queries(&by_dsn);
     server.stop(None).unwrap();
 }

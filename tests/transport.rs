@@ -73,6 +73,13 @@ fn a_mariadb_option_files_socket_serves_localhost_only() {
     assert!(e.contains("Unix socket") && e.contains(&socket), "{e}");
 }
 
+/// The server's first socket directory and its port.
+fn socket_and_port(c: &mut postgres::Client) -> (String, String) {
+    let dirs: String = c.query_one("SHOW unix_socket_directories", &[]).unwrap().get(0);
+    let port: String = c.query_one("SHOW port", &[]).unwrap().get(0);
+    (dirs.split(',').next().unwrap().trim().to_string(), port)
+}
+
 #[test]
 fn postgres_over_127_0_0_1_is_tcp_and_over_a_socket_directory_is_the_socket() {
     let admin = postgres_admin();
@@ -80,9 +87,7 @@ fn postgres_over_127_0_0_1_is_tcp_and_over_a_socket_directory_is_the_socket() {
         assert!(!reachable("PostgreSQL", false));
         return;
     };
-    let dirs: String = c.query_one("SHOW unix_socket_directories", &[]).unwrap().get(0);
-    let dir = dirs.split(',').next().unwrap().trim();
-    let port: String = c.query_one("SHOW port", &[]).unwrap().get(0);
+    let (dir, port) = socket_and_port(&mut c);
     assert_eq!(transport(&admin), "tcp 127.0.0.1");
     let kv = format!("host={dir} port={port} user=postgres dbname=postgres");
     assert_eq!(transport(&kv), "unix socket");
@@ -105,9 +110,7 @@ fn postgres_over_a_socket_connects_in_plain_text_whatever_sslmode_says() {
         assert!(!reachable("PostgreSQL", false));
         return;
     };
-    let dirs: String = c.query_one("SHOW unix_socket_directories", &[]).unwrap().get(0);
-    let dir = dirs.split(',').next().unwrap().trim();
-    let port: String = c.query_one("SHOW port", &[]).unwrap().get(0);
+    let (dir, port) = socket_and_port(&mut c);
     // As libpq: PostgreSQL does no TLS on a socket, so no root certificate
     // is needed either, and the run records tls none.
     for mode in ["require", "verify-ca", "verify-full"] {

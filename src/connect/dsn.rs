@@ -98,8 +98,8 @@ pub(crate) fn switch(name: &str, text: &str) -> Result<bool> {
     }
 }
 
-/// The `key = value` lines of an INI-style file (`pg_service.conf`, MySQL
-/// option files) with the group each is under: (group, key, value), trimmed;
+/// The `key = value` lines of an INI-style file (`pg_service.conf`; MySQL's
+/// option files have their own reader, mysql/option_files.rs) with the group each is under: (group, key, value), trimmed;
 /// `#` and `;` lines are comments, a key without `=` has an empty value.
 pub(crate) fn ini(text: &str) -> Vec<(String, String, String)> {
     let mut group = String::new();

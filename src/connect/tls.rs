@@ -40,9 +40,8 @@ fn provider() -> Arc<CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }
 
-/// The certificates of a PEM file (`sslrootcert`, `ssl-ca`), as a store
-/// and as given.
-fn roots(path: &Path, param: &str) -> Result<(RootCertStore, Vec<CertificateDer<'static>>)> {
+/// The certificates of a PEM file, named `param` in errors.
+fn certificates(path: &Path, param: &str) -> Result<Vec<CertificateDer<'static>>> {
     let bad = |why: String| Error::config("db", format!("{param} {}: {why}", path.display()));
     let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(path)
         .map_err(|e| bad(e.to_string()))?
@@ -51,6 +50,14 @@ fn roots(path: &Path, param: &str) -> Result<(RootCertStore, Vec<CertificateDer<
     if certs.is_empty() {
         return Err(bad("no certificate in it".into()));
     }
+    Ok(certs)
+}
+
+/// The certificates of a root file (`sslrootcert`, `ssl-ca`), as a store
+/// and as given.
+fn roots(path: &Path, param: &str) -> Result<(RootCertStore, Vec<CertificateDer<'static>>)> {
+    let bad = |why: String| Error::config("db", format!("{param} {}: {why}", path.display()));
+    let certs = certificates(path, param)?;
     let mut store = RootCertStore::empty();
     for c in &certs {
         store.add(c.clone()).map_err(|e| bad(e.to_string()))?;
@@ -260,17 +267,10 @@ pub(crate) struct Identity {
 impl Identity {
     /// The certificate chain and the key, read.
     fn load(&self) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>)> {
-        let bad =
-            |param: &str, path: &Path, why: String| Error::config("db", format!("{param} {}: {why}", path.display()));
         let (cert_param, key_param) = self.params;
-        let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&self.cert)
-            .map_err(|e| bad(cert_param, &self.cert, e.to_string()))?
-            .collect::<std::result::Result<_, _>>()
-            .map_err(|e| bad(cert_param, &self.cert, e.to_string()))?;
-        if certs.is_empty() {
-            return Err(bad(cert_param, &self.cert, "no certificate in it".into()));
-        }
-        let key = PrivateKeyDer::from_pem_file(&self.key).map_err(|e| bad(key_param, &self.key, e.to_string()))?;
+        let certs = certificates(&self.cert, cert_param)?;
+        let key = PrivateKeyDer::from_pem_file(&self.key)
+            .map_err(|e| Error::config("db", format!("{key_param} {}: {e}", self.key.display())))?;
         Ok((certs, key))
     }
 }

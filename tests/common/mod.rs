@@ -143,6 +143,18 @@ pub fn private_server(kind: ibench::server::Kind, config: String) -> ibench::ser
     ibench::server::Managed::start(&spec).unwrap_or_else(|e| panic!("a private {kind:?}: {e}"))
 }
 
+/// A `pg_hba.conf` holding `lines`, readable by a server's own account
+/// (for `hba_file = '...'`); the directory lives as long as the handle.
+pub fn pg_hba(lines: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("pg_hba.conf");
+    std::fs::write(&file, lines).unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    (dir, file)
+}
+
 /// The value of the recorded setting `name` (config.parquet) of the runs under `dir`.
 pub fn recorded_setting(dir: &Path, name: &str) -> Option<String> {
     use arrow::array::{Array, StringArray};

@@ -146,7 +146,7 @@ impl MysqlConnector {
         let opts = Opts::from_url(&url).map_err(|e| bad(format!("not a MySQL DSN: {e}")))?;
         // The option files fill in what the DSN leaves out, as the client's.
         let file = option_files::read(defaults_file.as_deref(), extra_file.as_deref())?;
-        let client = options::ClientSettings::resolve(&file, ssl_mode, ssl_ca, (ssl_cert, ssl_key))?;
+        let client = options::ClientSettings::resolve(file, ssl_mode, ssl_ca, (ssl_cert, ssl_key))?;
         let explicit_port = url::Url::parse(base).ok().and_then(|u| u.port());
         let port = match explicit_port {
             Some(p) => p,

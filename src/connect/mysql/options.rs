@@ -123,13 +123,13 @@ pub(crate) struct ClientSettings {
 impl ClientSettings {
     /// Resolves the TLS settings of `file` under the DSN's own.
     pub(crate) fn resolve(
-        file: &[Setting],
+        file: Vec<Setting>,
         dsn_mode: Option<SslMode>,
         dsn_ca: Option<PathBuf>,
         dsn_identity: (Option<PathBuf>, Option<PathBuf>),
     ) -> Result<Self> {
         let s = ClientSettings {
-            file: file.to_vec(),
+            file,
             ssl_mode: SslMode::Disabled,
             ssl_ca: None,
             identity: None,
