@@ -6,6 +6,7 @@
 //! time). The resolved options are RocksDB's own `OPTIONS-*` file, recorded
 //! with the run.
 
+mod batch;
 mod stats;
 
 use crate::connect::{Connector, KvSession, ServerCounters, Sizes, KV_TABLE};
@@ -13,10 +14,11 @@ use crate::error::{Error, Result};
 use crate::gen::KvBatch;
 use crate::metrics::EngineCounters;
 use crate::stop::Stop;
+use batch::Edit;
 use rocksdb::statistics::{Histogram, Ticker};
 use rocksdb::{
     BlockBasedOptions, BoundColumnFamily, Cache, DBCompactionStyle, DBCompressionType, DBWithThreadMode, MultiThreaded,
-    Options, ReadOptions, UniversalCompactOptions, WaitForCompactOptions, WriteBatch, WriteOptions,
+    Options, ReadOptions, UniversalCompactOptions, WaitForCompactOptions,
 };
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -309,11 +311,8 @@ impl DsnOptions {
         opts
     }
 
-    fn write_options(&self) -> WriteOptions {
-        let mut w = WriteOptions::default();
-        w.disable_wal(!self.wal);
-        w.set_sync(self.sync);
-        w
+    fn writer(&self) -> batch::Writer {
+        batch::Writer::new(self.wal, self.sync)
     }
 }
 
@@ -330,7 +329,7 @@ pub struct RocksdbConnector {
     target: String,
 }
 
-fn db_err(target: &str, what: &str, e: rocksdb::Error) -> Error {
+fn db_err(target: &str, what: &str, e: impl std::fmt::Display) -> Error {
     Error::database(target, format!("{what}: {e}"))
 }
 
@@ -527,7 +526,7 @@ impl Connector for RocksdbConnector {
         Ok(Box::new(RocksdbSession {
             cell: DbCell::new(self.db.clone(), |_| None),
             families: self.families.clone(),
-            write: self.dsn.write_options(),
+            writer: self.dsn.writer(),
             read: ReadOptions::default(),
             opts: self.opts.clone(),
             target: self.target.clone(),
@@ -592,13 +591,13 @@ self_cell::self_cell!(
     }
 );
 
-/// A session: the shared database and this thread's write and read
-/// options (made once: a ReadOptions per get is an allocation and a free,
-/// which db_bench does not pay either).
+/// A session: the shared database, this thread's write batch and read
+/// options (made once: a ReadOptions per get or a WriteBatch per write is an
+/// allocation and a free, which db_bench does not pay either).
 struct RocksdbSession {
     cell: DbCell,
     families: Arc<AtomicU64>,
-    write: WriteOptions,
+    writer: batch::Writer,
     read: ReadOptions,
     opts: Options,
     target: String,
@@ -610,34 +609,14 @@ fn put_merge(_key: &[u8], existing: Option<&[u8]>, operands: &rocksdb::MergeOper
 }
 
 impl RocksdbSession {
-    /// Writes `batch` with the session's write options: one pair by `one`
-    /// (DB::Put, Merge or Delete, which build their batch on the stack, as
-    /// db_bench reuses one: a WriteBatch object per write would cost an
-    /// allocation and a free), several as a WriteBatch built by `add`.
-    fn write_each(
-        &mut self,
-        table: &str,
-        batch: &KvBatch,
-        what: &str,
-        one: impl FnOnce(
-            &Db,
-            &Arc<BoundColumnFamily<'_>>,
-            &[u8],
-            &[u8],
-            &WriteOptions,
-        ) -> std::result::Result<(), rocksdb::Error>,
-        add: impl Fn(&mut WriteBatch, &Arc<BoundColumnFamily<'_>>, &[u8], &[u8]),
-    ) -> Result<()> {
+    /// Writes `batch` to `table` as one write batch (the session's, reused).
+    fn write_batch(&mut self, table: &str, batch: &KvBatch, what: &str, edit: Edit) -> Result<()> {
         self.look_up(table)?;
-        let (db, cf) = (self.db(), self.family());
-        if batch.len() == 1 {
-            return one(db, cf, batch.key(0), batch.value(0), &self.write).map_err(|e| db_err(&self.target, what, e));
-        }
-        let mut wb = WriteBatch::default();
-        for (k, v) in batch.pairs() {
-            add(&mut wb, cf, k, v);
-        }
-        db.write_opt(wb, &self.write).map_err(|e| db_err(&self.target, what, e))
+        // The fields, not family(): the writer is borrowed mutably beside them.
+        let cf = &self.cell.borrow_dependent().as_ref().expect("looked up first").cf;
+        self.writer
+            .write(self.cell.borrow_owner(), cf, edit, batch.pairs())
+            .map_err(|e| db_err(&self.target, what, e))
     }
 
     /// Up to `limit` pairs from an iterator placed by `seek`, moved by `step`.
@@ -729,31 +708,13 @@ impl KvSession for RocksdbSession {
         created
     }
     fn put(&mut self, table: &str, batch: &KvBatch) -> Result<()> {
-        self.write_each(
-            table,
-            batch,
-            "write",
-            |db, cf, k, v, w| db.put_cf_opt(cf, k, v, w),
-            |wb, cf, k, v| wb.put_cf(cf, k, v),
-        )
+        self.write_batch(table, batch, "write", Edit::Put)
     }
     fn merge(&mut self, table: &str, batch: &KvBatch) -> Result<()> {
-        self.write_each(
-            table,
-            batch,
-            "merge",
-            |db, cf, k, v, w| db.merge_cf_opt(cf, k, v, w),
-            |wb, cf, k, v| wb.merge_cf(cf, k, v),
-        )
+        self.write_batch(table, batch, "merge", Edit::Merge)
     }
     fn delete_keys(&mut self, table: &str, keys: &KvBatch) -> Result<()> {
-        self.write_each(
-            table,
-            keys,
-            "delete",
-            |db, cf, k, _, w| db.delete_cf_opt(cf, k, w),
-            |wb, cf, k, _| wb.delete_cf(cf, k),
-        )
+        self.write_batch(table, keys, "delete", Edit::Delete)
     }
     fn multi_get(&mut self, table: &str, keys: &KvBatch, out: &mut KvBatch) -> Result<usize> {
         self.look_up(table)?;
@@ -856,6 +817,40 @@ mod tests {
         assert!(
             a.get(KV_TABLE, &[2], &mut v).unwrap(),
             "back to its family after another"
+        );
+    }
+
+    #[test]
+    fn a_session_s_reused_batch_writes_each_write_s_pairs_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = RocksdbConnector::new(&format!("{}?wal=off", dir.path().display())).unwrap();
+        let mut s = c.kv_session().unwrap();
+        s.create(KV_TABLE, 16).unwrap();
+        let written = || c.opts.get_ticker_count(Ticker::NumberKeysWritten);
+        let before = written();
+        let mut b = KvBatch::new(16);
+        for k in 0..3 {
+            b.clear();
+            b.push_raw(&crate::connect::kv_contract::key(k), b"v");
+            s.put(KV_TABLE, &b).unwrap();
+        }
+        // A batch not cleared between writes would write 1 + 2 + 3 keys.
+        assert_eq!(written() - before, 3);
+        b.clear();
+        b.push_raw(&crate::connect::kv_contract::key(1), b"");
+        s.delete_keys(KV_TABLE, &b).unwrap();
+        b.clear();
+        b.push_raw(&crate::connect::kv_contract::key(9), b"w");
+        s.merge(KV_TABLE, &b).unwrap();
+        assert_eq!(s.count(KV_TABLE).unwrap(), 3, "keys 0, 2 and 9");
+        let mut v = Vec::new();
+        assert!(!s.get(KV_TABLE, &crate::connect::kv_contract::key(1), &mut v).unwrap());
+        // A failed write's message reaches the error: a column family dropped under the session.
+        c.db.drop_cf(KV_TABLE).unwrap();
+        let e = s.put(KV_TABLE, &b).unwrap_err().to_string();
+        assert!(
+            e.ends_with("write: Invalid argument: Invalid column family specified in write batch"),
+            "{e}"
         );
     }
 
