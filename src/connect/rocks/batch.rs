@@ -18,6 +18,17 @@ pub(super) enum Edit {
     Delete,
 }
 
+impl Edit {
+    /// The write's name in errors.
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            Edit::Put => "write",
+            Edit::Merge => "merge",
+            Edit::Delete => "delete",
+        }
+    }
+}
+
 /// A RocksDB `WriteBatch` and `WriteOptions`, owned and reused.
 pub(super) struct Writer {
     batch: NonNull<ffi::rocksdb_writebatch_t>,

@@ -610,13 +610,13 @@ fn put_merge(_key: &[u8], existing: Option<&[u8]>, operands: &rocksdb::MergeOper
 
 impl RocksdbSession {
     /// Writes `batch` to `table` as one write batch (the session's, reused).
-    fn write_batch(&mut self, table: &str, batch: &KvBatch, what: &str, edit: Edit) -> Result<()> {
+    fn write_batch(&mut self, table: &str, batch: &KvBatch, edit: Edit) -> Result<()> {
         self.look_up(table)?;
         // The fields, not family(): the writer is borrowed mutably beside them.
         let cf = &self.cell.borrow_dependent().as_ref().expect("looked up first").cf;
         self.writer
             .write(self.cell.borrow_owner(), cf, edit, batch.pairs())
-            .map_err(|e| db_err(&self.target, what, e))
+            .map_err(|e| db_err(&self.target, edit.name(), e))
     }
 
     /// Up to `limit` pairs from an iterator placed by `seek`, moved by `step`.
@@ -708,13 +708,13 @@ impl KvSession for RocksdbSession {
         created
     }
     fn put(&mut self, table: &str, batch: &KvBatch) -> Result<()> {
-        self.write_batch(table, batch, "write", Edit::Put)
+        self.write_batch(table, batch, Edit::Put)
     }
     fn merge(&mut self, table: &str, batch: &KvBatch) -> Result<()> {
-        self.write_batch(table, batch, "merge", Edit::Merge)
+        self.write_batch(table, batch, Edit::Merge)
     }
     fn delete_keys(&mut self, table: &str, keys: &KvBatch) -> Result<()> {
-        self.write_batch(table, keys, "delete", Edit::Delete)
+        self.write_batch(table, keys, Edit::Delete)
     }
     fn multi_get(&mut self, table: &str, keys: &KvBatch, out: &mut KvBatch) -> Result<usize> {
         self.look_up(table)?;
@@ -822,6 +822,7 @@ mod tests {
 
     #[test]
     fn a_session_s_reused_batch_writes_each_write_s_pairs_only() {
+        use crate::connect::kv_contract::key;
         let dir = tempfile::tempdir().unwrap();
         let c = RocksdbConnector::new(&format!("{}?wal=off", dir.path().display())).unwrap();
         let mut s = c.kv_session().unwrap();
@@ -831,20 +832,20 @@ mod tests {
         let mut b = KvBatch::new(16);
         for k in 0..3 {
             b.clear();
-            b.push_raw(&crate::connect::kv_contract::key(k), b"v");
+            b.push_raw(&key(k), b"v");
             s.put(KV_TABLE, &b).unwrap();
         }
         // A batch not cleared between writes would write 1 + 2 + 3 keys.
         assert_eq!(written() - before, 3);
         b.clear();
-        b.push_raw(&crate::connect::kv_contract::key(1), b"");
+        b.push_raw(&key(1), b"");
         s.delete_keys(KV_TABLE, &b).unwrap();
         b.clear();
-        b.push_raw(&crate::connect::kv_contract::key(9), b"w");
+        b.push_raw(&key(9), b"w");
         s.merge(KV_TABLE, &b).unwrap();
         assert_eq!(s.count(KV_TABLE).unwrap(), 3, "keys 0, 2 and 9");
         let mut v = Vec::new();
-        assert!(!s.get(KV_TABLE, &crate::connect::kv_contract::key(1), &mut v).unwrap());
+        assert!(!s.get(KV_TABLE, &key(1), &mut v).unwrap());
         // A failed write's message reaches the error: a column family dropped under the session.
         c.db.drop_cf(KV_TABLE).unwrap();
         let e = s.put(KV_TABLE, &b).unwrap_err().to_string();
