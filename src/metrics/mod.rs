@@ -185,6 +185,9 @@ pub struct Recorder {
     interval_ns: u64,
     latencies: Latencies,
     current: u64,
+    /// When the current interval ends (None: past `Instant`'s range): an
+    /// operation ending before it needs no division or subtraction to place.
+    current_end: Option<Instant>,
     /// The current interval's response times.
     window: Histogram<u64>,
     /// The current interval's service times, once one differed from its
@@ -236,6 +239,7 @@ impl Recorder {
             interval_ns: ns(interval),
             latencies: Latencies::default(),
             current: 0,
+            current_end: start.checked_add(Duration::from_nanos(ns(interval))),
             window: histogram(),
             service_window: histogram(),
             service_split: false,
@@ -277,9 +281,8 @@ impl Recorder {
                 ns(started.saturating_duration_since(intended)),
             )
         };
-        let index = ns(ended.saturating_duration_since(self.start)) / self.interval_ns;
-        if index != self.current {
-            self.roll(index);
+        if self.current_end.is_some_and(|end| ended >= end) {
+            self.roll(ns(ended.saturating_duration_since(self.start)) / self.interval_ns);
         }
         self.pending.push(Times {
             response,
@@ -321,6 +324,8 @@ impl Recorder {
             self.close();
             self.current += 1;
         }
+        let end_ns = self.interval_ns.saturating_mul(self.current + 1);
+        self.current_end = self.start.checked_add(Duration::from_nanos(end_ns));
     }
 
     fn close(&mut self) {
@@ -550,6 +555,22 @@ mod tests {
         assert!((out.rows[2].max_us - 100.0).abs() < 0.1, "{}", out.rows[2].max_us);
         let lag_max = out.latencies.lag.as_ref().unwrap().max();
         assert!((lag_max as f64 - 1000.0).abs() < 1.0, "{lag_max}");
+    }
+
+    #[test]
+    fn an_operation_ending_on_a_boundary_belongs_to_the_next_interval() {
+        // Intervals are [k·i, (k+1)·i): placed by comparing with the current
+        // interval's end, as by dividing the time since the start.
+        let t0 = Instant::now();
+        let interval = Duration::from_millis(250);
+        let mut r = Recorder::new(0, Op::Insert, t0, interval);
+        let ns = |n: u64| t0 + Duration::from_nanos(n);
+        for end in [1, 249_999_999, 250_000_000, 499_999_999, 1_000_000_000, 1_000_000_001] {
+            r.record(ns(end), ns(end), ns(end));
+        }
+        let out = r.finish(ns(1_100_000_000));
+        let counts: Vec<u64> = out.rows.iter().map(|r| r.count).collect();
+        assert_eq!(counts, vec![2, 2, 0, 0, 2]);
     }
 
     #[test]
