@@ -20,7 +20,9 @@ options, as db_bench does), alternating which goes first, in this order
   deleterandom: WAL on, no sync, on the filled database (`--use_existing_db=1`).
 
 Both use 16-byte keys, `--value_size` values compressible to 0.5 (random
-printable characters repeated: ibench's `value_alphabet="printable"`), one
+printable characters repeated: ibench's `value_alphabet="printable"`), sliced
+from a 1 MiB pool as db_bench's are (ibench's `value_source="pool"`; `--value-source
+per-key` for ibench's default, each value generated from its key), one
 thread, batch size 1, and the same engine options (`--compression`,
 `--write_buffer_size`, `--max_background_jobs`, db_bench's own defaults
 where they are not RocksDB's (`--enable_pipelined_write=true`,
@@ -179,7 +181,8 @@ def run_ibench(db: Path, step: str, args: argparse.Namespace, out: Path) -> dict
         value_size=args.value_size,
         key_size=16,
         ratio=0.5,
-        value_alphabet="printable",  # db_bench's values: 95 printable characters
+        value_alphabet="printable",  # db_bench's values: 95 printable characters,
+        value_source=args.value_source,  # pool: sliced from 1 MiB of compressible pieces, as db_bench's
         threads=1,
         verify="off",
         out=out,
@@ -221,6 +224,9 @@ def main() -> None:
                         help="the block cache's kind, for both (db_bench --cache_type, whose default is "
                         "hyper_clock_cache; ibench block_cache_type, whose default is lru)")
     parser.add_argument("--universal", action="store_true", help="universal compaction (default leveled)")
+    parser.add_argument("--value-source", choices=("pool", "per-key"), default="pool",
+                        help="ibench's values: sliced from a 1 MiB pool as db_bench's (default), or each "
+                             "generated from its key (ibench's default: more client work per write)")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--steps", default=",".join(STEPS), help="comma-separated, in this order; fillseq first "
                         "(the others run on the database it fills)")

@@ -8,7 +8,7 @@
 //! Runs alternate, each on a fresh database; figures are medians.
 
 use ibench::exec::{self, Silent};
-use ibench::gen::{Alphabet, KvBatch, KvValues, Length};
+use ibench::gen::{Alphabet, KvBatch, KvValues, Length, ValueSource};
 use ibench::workload::Config;
 use rocksdb::{ColumnFamilyDescriptor, DBWithThreadMode, MultiThreaded, Options, WriteBatch, WriteOptions};
 use serde_json::json;
@@ -53,7 +53,7 @@ fn hand_written_fillseq(batch: u64) -> f64 {
     opts.enable_statistics();
     let cf = ColumnFamilyDescriptor::new("kv", opts.clone());
     let db = DBWithThreadMode::<MultiThreaded>::open_cf_descriptors(&opts, dir.path().join("db"), [cf]).unwrap();
-    let values = KvValues::new(0, 0, Length::Fixed(100), 0.5, Alphabet::Binary).unwrap();
+    let values = KvValues::new(0, 0, Length::Fixed(100), 0.5, Alphabet::Binary, ValueSource::PerKey).unwrap();
     let write = WriteOptions::default();
     let handle = db.cf_handle("kv").unwrap();
     let mut pairs = KvBatch::new(16);

@@ -1,7 +1,10 @@
 //! Same seed → same bytes: for any thread count, batch size or split, and
 //! pinned against recorded digests so a change of output cannot go unnoticed.
 
-use ibench::gen::{Alphabet, KeyGen, KeyKind, KeySpec, Length, RowGen, RowSpec, Rows, ValueGen, ValueSpec, Values};
+use ibench::gen::{
+    Alphabet, KeyGen, KeyKind, KeySpec, KvBatch, KvValues, Length, RowGen, RowSpec, Rows, ValueGen, ValueSource,
+    ValueSpec, Values,
+};
 
 const N: usize = 300_000; // several parallel chunks
 
@@ -252,11 +255,31 @@ fn output_for_a_fixed_seed_matches_the_recorded_digests() {
         "rows".into(),
         fnv(ints.flat_map(|x| x.to_le_bytes()).chain(r.data.iter().copied())),
     ));
+    // Key/value steps' values, generated per key and sliced from a pool.
+    for (name, source) in [
+        ("kv values", ValueSource::PerKey),
+        ("kv pool values", ValueSource::Pool),
+    ] {
+        let values = KvValues::new(
+            42,
+            3,
+            Length::Uniform { min: 1, max: 400 },
+            0.5,
+            Alphabet::Printable,
+            source,
+        )
+        .unwrap();
+        let mut batch = KvBatch::new(16);
+        for k in (0..10_000u64).map(|i| i * 7919 % 1_000_003) {
+            batch.push_generated(k, &values);
+        }
+        got.push((name.into(), fnv(batch.values.data.iter().copied())));
+    }
     let expected: Vec<(String, u64)> = EXPECTED.iter().map(|(k, d)| (k.to_string(), *d)).collect();
     assert_eq!(got, expected, "generated data changed");
 }
 
-const EXPECTED: [(&str, u64); 8] = [
+const EXPECTED: [(&str, u64); 10] = [
     ("sequential", 7720665981132088901),
     ("uniform", 15370117884302493900),
     ("unique", 13252031243458357891),
@@ -265,4 +288,6 @@ const EXPECTED: [(&str, u64); 8] = [
     ("values", 12632318142536385410),
     ("text", 13458202254140479120),
     ("rows", 14695681906300225036),
+    ("kv values", 17369207759960335075),
+    ("kv pool values", 11716162224176828725),
 ];

@@ -9,7 +9,9 @@ mod common;
 use common::{config, mysql_db, postgres_db, run, step};
 use ibench::connect::{self, KV_TABLE};
 use ibench::exec::RunOutcome;
-use ibench::gen::{decode_key, KeyGen, KeyKind, KeySpec, KvBatch, KvValues, Length};
+use ibench::gen::{
+    decode_key, Compressible, KeyGen, KeyKind, KeySpec, KvBatch, KvValues, Length, Pool, Purpose, Stream,
+};
 use ibench::workload::Config;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -108,7 +110,7 @@ fn check_contents(c: &Config, dsn: &str, outcome: &RunOutcome) {
     for ((key, val), (&k, &version)) in got.pairs().zip(&want) {
         assert_eq!(key.len(), c.key_size as usize);
         assert_eq!(decode_key(key), k, "{dsn}: keys in order");
-        KvValues::new(c.seed, version, length, c.ratio, c.value_alphabet)
+        KvValues::new(c.seed, version, length, c.ratio, c.value_alphabet, c.value_source)
             .unwrap()
             .value_into(k, &mut value);
         assert_eq!(val, &value[..], "{dsn}: key {k} holds step {version}'s value");
@@ -354,6 +356,7 @@ fn bad_key_value_parameters_name_themselves() {
         (json!({"writes": 0}), "writes"),
         (json!({"duration": -1.0}), "duration"),
         (json!({"steps": ["fillseq", "compactrange"]}), "steps"),
+        (json!({"value_source": "shared"}), "value_source"),
     ] {
         let mut layer = json!({"preset": "kv-quick"});
         layer
@@ -365,6 +368,55 @@ fn bad_key_value_parameters_name_themselves() {
             .to_string();
         assert!(e.starts_with(&format!("invalid {name}")), "{e}");
     }
+}
+
+/// fillseq, overwrite and mergerandom with db_bench's value pool on `dsn`:
+/// each value is a slice of its step's pool, and verify and a full read-back
+/// regenerate them.
+fn pooled_values(dsn: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let c = kv_config(
+        dsn,
+        json!({"steps": ["fillseq", "overwrite", "mergerandom"], "value_source": "pool",
+               "value_alphabet": "printable", "verify": "full"}),
+    );
+    let out = run(&c, dir.path());
+    assert_eq!(out.results.run.status, "ok", "{dsn}: {:?}", out.results.run.error);
+    for s in &out.results.steps {
+        assert_eq!(s.verified, Some(true), "{dsn} {}: {:?}", s.step, s.verify_error);
+    }
+    check_contents(&c, dsn, &out);
+    // A few keys' values found in their step's pool, built from its documented stream.
+    let content = Compressible::new(c.ratio, c.value_alphabet, "ratio").unwrap();
+    let want = expected(&c, &out);
+    let connector = connect::open(dsn).unwrap();
+    let mut session = connector.kv_session().unwrap();
+    let (mut key, mut value) = (vec![0u8; c.key_size as usize], Vec::new());
+    for (&k, &version) in want.iter().step_by(want.len() / 5) {
+        let pool = Pool::new(Stream::new(c.seed, version, Purpose::KvValuePool), &content, 60);
+        ibench::gen::encode_key(k, &mut key);
+        assert!(session.get(KV_TABLE, &key, &mut value).unwrap());
+        assert!(
+            pool.bytes().windows(value.len()).any(|w| w == &value[..]),
+            "{dsn}: key {k}'s value is not in step {version}'s pool"
+        );
+    }
+}
+
+#[test]
+fn pooled_values_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    pooled_values(&format!("sqlite:{}", dir.path().join("kv.sqlite").display()));
+}
+
+#[cfg(feature = "rocksdb")]
+#[test]
+fn pooled_values_on_rocksdb() {
+    let dir = tempfile::tempdir().unwrap();
+    pooled_values(&format!(
+        "rocksdb:{}?write_buffer_size=64K",
+        dir.path().join("db").display()
+    ));
 }
 
 #[test]

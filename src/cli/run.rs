@@ -183,6 +183,10 @@ pub(super) struct RunArgs {
     /// Key/value values' random bytes: binary, text or printable (db_bench's; default binary).
     #[arg(long)]
     value_alphabet: Option<String>,
+    /// Key/value values: per-key (each generated; default) or pool (db_bench's:
+    /// slices of a 1 MiB buffer).
+    #[arg(long)]
+    value_source: Option<String>,
     /// The exponent of the zipfian and latest distributions (default 0.99).
     #[arg(long)]
     zipf_theta: Option<f64>,
@@ -280,6 +284,7 @@ impl RunArgs {
         put("writer_rate", self.writer_rate.map(Value::from));
         put("distribution", self.distribution.clone().map(Value::from));
         put("value_alphabet", self.value_alphabet.clone().map(Value::from));
+        put("value_source", self.value_source.clone().map(Value::from));
         put("zipf_theta", self.zipf_theta.map(Value::from));
         put("pacing", self.pacing.clone().map(Value::from));
         put("ratio", self.ratio.map(Value::from));

@@ -16,11 +16,12 @@ use super::kv_state::KvState;
 use super::tables::TableState;
 use crate::connect::{Bounds, Connector, KV_TABLE};
 use crate::error::Result;
-use crate::gen::{encode_key, RowGen};
+use crate::gen::{encode_key, KvValues, RowGen};
 use crate::stop::Stop;
 use crate::workload::{Config, DataMode};
 use rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
+use std::collections::btree_map::{BTreeMap, Entry};
 
 /// What a verification checks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -166,6 +167,8 @@ pub(crate) fn verify_kv(
         .chain((0..config.verify_sample).map(|_| rng.next_u64() % num));
     let mut key = vec![0u8; config.key_size as usize];
     let (mut got, mut want) = (Vec::new(), Vec::new());
+    // Each writer step's values, built once (a pool of values is 1 MiB).
+    let mut values: BTreeMap<u64, KvValues> = BTreeMap::new();
     for k in sample {
         if stop.requested() {
             break;
@@ -181,7 +184,11 @@ pub(crate) fn verify_kv(
             None => {}
             Some(_) if !present => return Ok(Some(Err(format!("{KV_TABLE}: key {k} is missing")))),
             Some(step) => {
-                config.kv_values(step)?.value_into(k, &mut want);
+                let step_values = match values.entry(step) {
+                    Entry::Occupied(e) => e.into_mut(),
+                    Entry::Vacant(e) => e.insert(config.kv_values(step)?),
+                };
+                step_values.value_into(k, &mut want);
                 if got != want {
                     return Ok(Some(Err(format!(
                         "{KV_TABLE}: key {k} holds {} bytes that differ from the {} bytes step {step} wrote",

@@ -3,6 +3,7 @@
 //! verify can regenerate what a key must hold.
 
 use super::keys::encode_key;
+use super::pool::{Pool, ValueSource};
 use super::stream::{Purpose, Stream};
 use super::values::{Alphabet, Compressible, Length, Values};
 use crate::error::Result;
@@ -11,8 +12,8 @@ use crate::error::Result;
 /// only on `(seed, version, k)`.
 ///
 /// ```
-/// use ibench::gen::{Alphabet, KvValues, Length};
-/// let v = KvValues::new(7, 1, Length::Fixed(100), 0.5, Alphabet::Binary)?;
+/// use ibench::gen::{Alphabet, KvValues, Length, ValueSource};
+/// let v = KvValues::new(7, 1, Length::Fixed(100), 0.5, Alphabet::Binary, ValueSource::PerKey)?;
 /// let (mut a, mut b) = (Vec::new(), Vec::new());
 /// v.value_into(42, &mut a);
 /// v.value_into(42, &mut b);
@@ -26,28 +27,68 @@ pub struct KvValues {
     length: Length,
     content: Compressible,
     stream: Stream,
+    /// Set for [`ValueSource::Pool`]: values are slices of it.
+    pool: Option<Pool>,
 }
 
 impl KvValues {
     /// Values of `version` (the step that writes them) under `seed`: lengths
     /// from `length`, content compressible to `ratio`, its random part drawn
-    /// from `alphabet`.
-    pub fn new(seed: u64, version: u64, length: Length, ratio: f64, alphabet: Alphabet) -> Result<Self> {
+    /// from `alphabet`, each value generated or sliced from a pool as
+    /// `source` says.
+    pub fn new(
+        seed: u64,
+        version: u64,
+        length: Length,
+        ratio: f64,
+        alphabet: Alphabet,
+        source: ValueSource,
+    ) -> Result<Self> {
         length.check("value_size")?;
+        let content = Compressible::new(ratio, alphabet, "ratio")?;
+        let pool = match source {
+            ValueSource::PerKey => None,
+            ValueSource::Pool => {
+                let longest = match length {
+                    Length::Fixed(n) => n,
+                    Length::Uniform { max, .. } => max,
+                };
+                Some(Pool::new(
+                    Stream::new(seed, version, Purpose::KvValuePool),
+                    &content,
+                    longest as usize,
+                ))
+            }
+        };
         Ok(KvValues {
             length,
-            content: Compressible::new(ratio, alphabet, "ratio")?,
+            content,
             stream: Stream::new(seed, version, Purpose::KvValue),
+            pool,
         })
+    }
+
+    /// The length of key `key`'s value (the same for either source).
+    #[inline]
+    fn pooled_len(&self, key: u64) -> usize {
+        match self.length {
+            Length::Fixed(n) => n as usize,
+            // The first draw of the key's generator, as a generated value's.
+            _ => self.length.draw(&mut self.stream.block_rng(key)) as usize,
+        }
     }
 
     /// Replaces `out` with the value of key `key`.
     #[inline]
     pub fn value_into(&self, key: u64, out: &mut Vec<u8>) {
+        out.clear();
+        if let Some(pool) = &self.pool {
+            out.extend_from_slice(pool.slice(key, self.pooled_len(key)));
+            return;
+        }
         // One generator per key: O(1) random access, unlike a stream of values.
         let mut rng = self.stream.block_rng(key);
         let len = self.length.draw(&mut rng) as usize;
-        out.clear();
         out.resize(len, 0);
         self.content.fill(&mut rng, out);
     }
@@ -55,13 +96,17 @@ impl KvValues {
     /// Appends the value of key `key` to `values`.
     #[inline]
     pub fn push(&self, key: u64, values: &mut Values) {
-        let mut rng = self.stream.block_rng(key);
-        let len = self.length.draw(&mut rng) as usize;
-        let start = values.data.len();
-        values.data.resize(start + len, 0);
-        self.content.fill(&mut rng, &mut values.data[start..]);
         if values.offsets.is_empty() {
             values.offsets.push(0);
+        }
+        if let Some(pool) = &self.pool {
+            values.data.extend_from_slice(pool.slice(key, self.pooled_len(key)));
+        } else {
+            let mut rng = self.stream.block_rng(key);
+            let len = self.length.draw(&mut rng) as usize;
+            let start = values.data.len();
+            values.data.resize(start + len, 0);
+            self.content.fill(&mut rng, &mut values.data[start..]);
         }
         values.offsets.push(values.data.len() as i32);
     }
@@ -165,7 +210,15 @@ mod tests {
 
     #[test]
     fn values_depend_on_seed_version_and_key_only() {
-        let a = KvValues::new(1, 2, Length::Uniform { min: 10, max: 400 }, 0.5, Alphabet::Binary).unwrap();
+        let a = KvValues::new(
+            1,
+            2,
+            Length::Uniform { min: 10, max: 400 },
+            0.5,
+            Alphabet::Binary,
+            ValueSource::PerKey,
+        )
+        .unwrap();
         let mut batch = KvBatch::new(16);
         for k in [5u64, 3, 5, 1_000_000] {
             batch.push_generated(k, &a);
@@ -175,11 +228,49 @@ mod tests {
         assert_eq!(batch.value(0), &v[..]);
         assert_eq!(batch.value(2), &v[..]);
         assert_eq!(decode_key(batch.key(3)), 1_000_000);
-        let other = KvValues::new(1, 3, Length::Uniform { min: 10, max: 400 }, 0.5, Alphabet::Binary).unwrap();
+        let other = KvValues::new(
+            1,
+            3,
+            Length::Uniform { min: 10, max: 400 },
+            0.5,
+            Alphabet::Binary,
+            ValueSource::PerKey,
+        )
+        .unwrap();
         let mut w = Vec::new();
         other.value_into(5, &mut w);
         assert_ne!(v, w);
         assert!((10..=400).contains(&v.len()));
+    }
+
+    #[test]
+    fn pooled_values_have_generated_values_lengths_and_depend_on_seed_version_and_key_only() {
+        let length = Length::Uniform { min: 10, max: 400 };
+        let values =
+            |seed, version, source| KvValues::new(seed, version, length, 0.5, Alphabet::Printable, source).unwrap();
+        let (pooled, generated) = (values(1, 2, ValueSource::Pool), values(1, 2, ValueSource::PerKey));
+        let mut batch = KvBatch::new(16);
+        let (mut v, mut g) = (Vec::new(), Vec::new());
+        for k in [5u64, 3, 5, 1_000_000] {
+            batch.push_generated(k, &pooled);
+            pooled.value_into(k, &mut v);
+            generated.value_into(k, &mut g);
+            assert_eq!(v.len(), g.len(), "key {k}");
+            assert_ne!(v, g);
+            assert!(v.iter().all(|b| (b' '..=b'~').contains(b)));
+        }
+        assert_eq!(batch.value(0), batch.value(2));
+        pooled.value_into(1_000_000, &mut v);
+        assert_eq!(batch.value(3), &v[..]);
+        assert_eq!(batch.values.offsets.len(), 5);
+        // Another instance (verify's, another thread's) slices the same bytes;
+        // another step or seed, others.
+        values(1, 2, ValueSource::Pool).value_into(1_000_000, &mut g);
+        assert_eq!(v, g);
+        for other in [values(1, 3, ValueSource::Pool), values(2, 2, ValueSource::Pool)] {
+            other.value_into(1_000_000, &mut g);
+            assert_ne!(v, g);
+        }
     }
 
     #[test]

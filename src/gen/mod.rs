@@ -6,6 +6,7 @@ mod keys;
 mod kv;
 mod parallel;
 mod permutation;
+mod pool;
 mod query;
 mod rows;
 mod stream;
@@ -17,6 +18,7 @@ pub use keys::{check_key_size, encode_key, encode_keys, KeyCursor, KeyGen, KeyKi
 pub use kv::{decode_key, KvBatch, KvValues};
 pub use parallel::{par_fill, try_resize, try_vec, CHUNK};
 pub use permutation::Permutation;
+pub use pool::{Pool, ValueSource, PIECE, POOL_BYTES};
 pub use query::{PointQueries, RangeQueries, RangeQuery, SecondaryIndex, POINT_KEYS};
 pub use rows::{Domains, Row, RowCursor, RowGen, RowSpec, Rows, EPOCH_MICROS};
 pub use stream::{Purpose, Stream, StreamRng, BLOCK};

@@ -43,6 +43,9 @@ pub enum Purpose {
     Permutation = 8,
     /// Values of the key/value steps, one generator per key.
     KvValue = 9,
+    /// The pool key/value values are sliced from (`value_source = "pool"`),
+    /// and the offsets' hash key.
+    KvValuePool = 10,
 }
 
 /// A deterministic random stream named by `(seed, table, purpose)`.

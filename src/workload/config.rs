@@ -120,6 +120,11 @@ pub struct Config {
     /// 256) or `printable` (the 95 printable ASCII characters, as db_bench's
     /// values, which zstd's entropy coder compresses below `ratio`).
     pub value_alphabet: crate::gen::Alphabet,
+    /// Key/value steps: where values come from: `per-key` (each generated
+    /// from its own randomness) or `pool` (db_bench's: slices of a 1 MiB
+    /// buffer of compressible pieces, so a write costs a copy, not a
+    /// generation; for comparisons of client cost with db_bench).
+    pub value_source: crate::gen::ValueSource,
     /// Key/value steps: pairs per write batch (one commit).
     pub batch_size: u32,
     /// Key/value steps: threads, each with its own key stream (disjoint ranges for fills).
@@ -414,6 +419,7 @@ impl Config {
             key_size: 16,
             value_size: [100, 100],
             value_alphabet: crate::gen::Alphabet::Binary,
+            value_source: crate::gen::ValueSource::PerKey,
             batch_size: 1,
             threads: 1,
             writes: None,

@@ -73,7 +73,14 @@ impl Config {
 
     /// The values step number `ordinal` writes.
     pub fn kv_values(&self, ordinal: u64) -> Result<KvValues> {
-        KvValues::new(self.seed, ordinal, self.kv_length(), self.ratio, self.value_alphabet)
+        KvValues::new(
+            self.seed,
+            ordinal,
+            self.kv_length(),
+            self.ratio,
+            self.value_alphabet,
+            self.value_source,
+        )
     }
 
     /// Thread `thread`'s keys of `[0, num)` drawn from `kind`.
