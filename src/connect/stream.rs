@@ -77,11 +77,16 @@ impl Write for Stream {
 }
 
 /// A TCP connection to the first of `name`'s addresses that answers
-/// within `timeout`, with Nagle off (a statement is one write).
-pub(crate) fn tcp(name: &str, port: u16, timeout: Duration) -> io::Result<(TcpStream, SocketAddr)> {
+/// within `timeout` (None: the system's limit), with Nagle off (a
+/// statement is one write).
+pub(crate) fn tcp(name: &str, port: u16, timeout: Option<Duration>) -> io::Result<(TcpStream, SocketAddr)> {
     let mut last = io::Error::new(io::ErrorKind::NotFound, format!("{name}: no address"));
     for addr in (name, port).to_socket_addrs()? {
-        match TcpStream::connect_timeout(&addr, timeout) {
+        let connected = match timeout {
+            Some(t) => TcpStream::connect_timeout(&addr, t),
+            None => TcpStream::connect(addr),
+        };
+        match connected {
             Ok(s) => {
                 s.set_nodelay(true)?;
                 return Ok((s, addr));

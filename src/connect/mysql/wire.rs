@@ -174,7 +174,7 @@ impl Wire {
         let (stream, host) = match &dial.socket {
             Some(path) => (Stream::Unix(UnixStream::connect(path)?), None),
             None => {
-                let (tcp, _) = stream::tcp(&dial.host, dial.port, dial.timeout)?;
+                let (tcp, _) = stream::tcp(&dial.host, dial.port, Some(dial.timeout))?;
                 (Stream::Tcp(tcp), Some(dial.host.as_str()))
             }
         };

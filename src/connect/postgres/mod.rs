@@ -27,20 +27,9 @@ use postgres::{Client, Config, NoTls};
 use session::PostgresSession;
 use std::path::PathBuf;
 use std::sync::OnceLock;
-use std::time::Duration;
 
 /// Connect timeout when none is given: an unreachable server is reported
 /// within seconds.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// ibench's connect timeout where the DSN, the service and
-/// `PGCONNECT_TIMEOUT` give none (libpq would wait without a limit).
-fn default_timeout(config: &mut Config) {
-    if config.get_connect_timeout().is_none() {
-        config.connect_timeout(CONNECT_TIMEOUT);
-    }
-}
-
 /// How to open a connection: the driver's settings and the TLS connector
 /// (None: plain). Sessions keep one to open more (the reference's parallel
 /// VACUUMs) and to cancel statements over the same kind of connection.
@@ -175,7 +164,6 @@ impl PostgresConnector {
         // sessions are gone (and their statistics flushed).
         static CONNECTORS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let n = CONNECTORS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        default_timeout(&mut config);
         if config.get_application_name().is_none() {
             config.application_name(&format!("ibench {}.{n}", std::process::id()));
         }
@@ -386,21 +374,5 @@ impl Connector for PostgresConnector {
         } else {
             Vec::new()
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::str::FromStr;
-
-    #[test]
-    fn a_connect_timeout_given_is_kept_and_five_seconds_is_only_the_default() {
-        let mut given = Config::from_str("host=h connect_timeout=30").unwrap();
-        default_timeout(&mut given);
-        assert_eq!(given.get_connect_timeout(), Some(&Duration::from_secs(30)));
-        let mut none = Config::from_str("host=h").unwrap();
-        default_timeout(&mut none);
-        assert_eq!(none.get_connect_timeout(), Some(&CONNECT_TIMEOUT));
     }
 }

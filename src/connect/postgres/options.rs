@@ -21,8 +21,21 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Duration;
 
-/// The keys ibench takes out of the DSN before the driver parses it.
-const OURS: [&str; 6] = ["sslmode", "sslrootcert", "sslcert", "sslkey", "service", "passfile"];
+/// The keys ibench takes out of the DSN before the driver parses it
+/// (`connect_timeout`: the driver drops zero, libpq's "no limit").
+const OURS: [&str; 7] = [
+    "sslmode",
+    "sslrootcert",
+    "sslcert",
+    "sslkey",
+    "service",
+    "passfile",
+    "connect_timeout",
+];
+
+/// ibench's connect timeout where the DSN, the service and
+/// `PGCONNECT_TIMEOUT` give none (libpq would wait without a limit).
+pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The socket directories libpq builds use by default: Debian's, then
 /// upstream's; the first that exists is the default host.
@@ -348,12 +361,12 @@ fn apply_service(config: &mut Config, settings: &[(String, String)], ours: &mut 
             "options" if config.get_options().is_none() => {
                 config.options(v);
             }
-            "connect_timeout" if config.get_connect_timeout().is_none() => {
-                if let Some(t) = timeout(v, "service connect_timeout")? {
-                    config.connect_timeout(t);
+            "sslmode" | "sslrootcert" | "sslcert" | "sslkey" | "passfile" | "connect_timeout"
+                if !ours.iter().any(|(o, _)| o == k) =>
+            {
+                if k == "connect_timeout" {
+                    timeout(v, "service connect_timeout")?;
                 }
-            }
-            "sslmode" | "sslrootcert" | "sslcert" | "sslkey" | "passfile" if !ours.iter().any(|(o, _)| o == k) => {
                 ours.push((k.clone(), v.clone()));
             }
             _ => {}
@@ -387,10 +400,12 @@ fn apply_env(config: &mut Config, ours: &mut Vec<(String, String)>, env: Env) ->
     if let (None, Some(options)) = (config.get_options(), env("PGOPTIONS")) {
         config.options(&options);
     }
-    if let (None, Some(t)) = (config.get_connect_timeout(), env("PGCONNECT_TIMEOUT")) {
-        if let Some(t) = timeout(&t, "PGCONNECT_TIMEOUT")? {
-            config.connect_timeout(t);
-        }
+    if let (false, Some(t)) = (
+        ours.iter().any(|(o, _)| o == "connect_timeout"),
+        env("PGCONNECT_TIMEOUT"),
+    ) {
+        timeout(&t, "PGCONNECT_TIMEOUT")?;
+        ours.push(("connect_timeout".into(), t));
     }
     for (key, var) in [
         ("sslmode", "PGSSLMODE"),
@@ -524,6 +539,15 @@ fn resolve_in(dsn: &str, password: Option<&str>, env: Env) -> Result<Resolved> {
     }
     apply_env(&mut config, &mut ours, env)?;
     apply_defaults(&mut config);
+    // The first of the DSN, the service and PGCONNECT_TIMEOUT decides, zero
+    // or less meaning no limit (libpq's); none of them: ibench's default.
+    let connect_timeout = match get(&ours, "connect_timeout") {
+        Some(t) => timeout(&t, "connect_timeout")?,
+        None => Some(CONNECT_TIMEOUT),
+    };
+    if let Some(t) = connect_timeout {
+        config.connect_timeout(t);
+    }
     let sslmode = get(&ours, "sslmode")
         .map(|m| SslMode::parse(&m))
         .transpose()?
@@ -634,8 +658,8 @@ mod tests {
         let (rest, ours) = split("host=h sslmode=verify-ca sslrootcert=/x/ca.pem user=u").unwrap();
         assert_eq!(rest, "host='h' user='u'");
         assert_eq!(ours.len(), 2);
-        let (rest, ours) = split("postgres://u@h:5/d?sslmode=require&connect_timeout=3").unwrap();
-        assert_eq!(rest, "postgres://u@h:5/d?connect_timeout=3");
+        let (rest, ours) = split("postgres://u@h:5/d?sslmode=require&application_name=a%20b").unwrap();
+        assert_eq!(rest, "postgres://u@h:5/d?application_name=a%20b");
         assert_eq!(ours, [("sslmode".to_string(), "require".to_string())]);
     }
 
@@ -709,6 +733,40 @@ mod tests {
         // An empty variable is unset.
         assert_eq!(resolved("host=h", &[("PGSSLMODE", "")]).sslmode, SslMode::Disable);
         assert!(resolve_in("host=h", None, &env_of(&[("PGSSLMODE", "bogus")])).is_err());
+    }
+
+    #[test]
+    fn a_connect_timeout_of_zero_or_less_is_no_limit_and_the_first_given_decides() {
+        let secs = |dsn: &str, vars: &[(&str, &str)]| resolved(dsn, vars).config.get_connect_timeout().copied();
+        // libpq: "zero, negative, or not specified means wait indefinitely";
+        // the DSN's word is final, as for every other setting.
+        assert_eq!(secs("host=h connect_timeout=0", &[("PGCONNECT_TIMEOUT", "7")]), None);
+        assert_eq!(secs("postgres://u@h/d?connect_timeout=-1", &[]), None);
+        assert_eq!(secs("host=h", &[("PGCONNECT_TIMEOUT", "0")]), None);
+        assert_eq!(
+            secs("host=h connect_timeout=3", &[("PGCONNECT_TIMEOUT", "7")]),
+            Some(Duration::from_secs(3))
+        );
+        assert_eq!(
+            secs("host=h", &[("PGCONNECT_TIMEOUT", "7")]),
+            Some(Duration::from_secs(7))
+        );
+        // Nothing given: ibench's limit, not libpq's none.
+        assert_eq!(secs("host=h", &[]), Some(CONNECT_TIMEOUT));
+        for (dsn, vars, named) in [
+            ("host=h connect_timeout=soon", &[][..], "connect_timeout \"soon\""),
+            (
+                "host=h",
+                &[("PGCONNECT_TIMEOUT", "soon")][..],
+                "PGCONNECT_TIMEOUT \"soon\"",
+            ),
+        ] {
+            let e = resolve_in(dsn, None, &env_of(vars))
+                .err()
+                .expect("not a number")
+                .to_string();
+            assert!(e.contains(named), "{e}");
+        }
     }
 
     #[test]

@@ -235,7 +235,7 @@ impl Wire {
     /// Connects as `config` says (its first reachable host), over TLS when
     /// `tls` is given and the server accepts it (`required`: or fails).
     pub(crate) fn connect(config: &Config, tls: Option<(&Arc<ClientConfig>, bool)>) -> WireResult<Wire> {
-        let timeout = config.get_connect_timeout().copied().unwrap_or(Duration::from_secs(5));
+        let timeout = config.get_connect_timeout().copied();
         let ports = config.get_ports();
         let mut last = None;
         for (i, host) in config.get_hosts().iter().enumerate() {
