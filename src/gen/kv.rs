@@ -48,17 +48,11 @@ impl KvValues {
         let content = Compressible::new(ratio, alphabet, "ratio")?;
         let pool = match source {
             ValueSource::PerKey => None,
-            ValueSource::Pool => {
-                let longest = match length {
-                    Length::Fixed(n) => n,
-                    Length::Uniform { max, .. } => max,
-                };
-                Some(Pool::new(
-                    Stream::new(seed, version, Purpose::KvValuePool),
-                    &content,
-                    longest as usize,
-                ))
-            }
+            ValueSource::Pool => Some(Pool::new(
+                Stream::new(seed, version, Purpose::KvValuePool),
+                &content,
+                length.bounds().1 as usize,
+            )),
         };
         Ok(KvValues {
             length,
@@ -208,17 +202,14 @@ pub fn decode_key(key: &[u8]) -> u64 {
 mod tests {
     use super::*;
 
+    /// Values of seed 1, `version`, lengths 10..=400 at ratio 0.5.
+    fn values(version: u64, alphabet: Alphabet, source: ValueSource) -> KvValues {
+        KvValues::new(1, version, Length::Uniform { min: 10, max: 400 }, 0.5, alphabet, source).unwrap()
+    }
+
     #[test]
     fn values_depend_on_seed_version_and_key_only() {
-        let a = KvValues::new(
-            1,
-            2,
-            Length::Uniform { min: 10, max: 400 },
-            0.5,
-            Alphabet::Binary,
-            ValueSource::PerKey,
-        )
-        .unwrap();
+        let a = values(2, Alphabet::Binary, ValueSource::PerKey);
         let mut batch = KvBatch::new(16);
         for k in [5u64, 3, 5, 1_000_000] {
             batch.push_generated(k, &a);
@@ -228,15 +219,7 @@ mod tests {
         assert_eq!(batch.value(0), &v[..]);
         assert_eq!(batch.value(2), &v[..]);
         assert_eq!(decode_key(batch.key(3)), 1_000_000);
-        let other = KvValues::new(
-            1,
-            3,
-            Length::Uniform { min: 10, max: 400 },
-            0.5,
-            Alphabet::Binary,
-            ValueSource::PerKey,
-        )
-        .unwrap();
+        let other = values(3, Alphabet::Binary, ValueSource::PerKey);
         let mut w = Vec::new();
         other.value_into(5, &mut w);
         assert_ne!(v, w);

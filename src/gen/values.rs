@@ -37,10 +37,7 @@ pub enum Length {
 impl Length {
     /// Checks the bounds; `name` is the parameter's name for the error.
     pub fn check(&self, name: &str) -> Result<()> {
-        let (min, max) = match *self {
-            Length::Fixed(n) => (n, n),
-            Length::Uniform { min, max } => (min, max),
-        };
+        let (min, max) = self.bounds();
         if min > max {
             return Err(Error::config(name, format!("min {min} is greater than max {max}")));
         }
@@ -51,6 +48,14 @@ impl Length {
             ));
         }
         Ok(())
+    }
+
+    /// The shortest and the longest length, both included.
+    pub fn bounds(&self) -> (u32, u32) {
+        match *self {
+            Length::Fixed(n) => (n, n),
+            Length::Uniform { min, max } => (min, max),
+        }
     }
 
     #[inline]

@@ -222,6 +222,12 @@ pub struct Recorded {
     pub overshoot: Option<Histogram<u64>>,
 }
 
+/// When interval `index` of `interval_ns` from `start` ends (None: past
+/// `Instant`'s range).
+fn interval_end(start: Instant, interval_ns: u64, index: u64) -> Option<Instant> {
+    start.checked_add(Duration::from_nanos(interval_ns.saturating_mul(index + 1)))
+}
+
 /// Nanoseconds as a histogram value (at least 1, the histogram's floor).
 #[inline]
 fn ns(d: Duration) -> u64 {
@@ -239,7 +245,7 @@ impl Recorder {
             interval_ns: ns(interval),
             latencies: Latencies::default(),
             current: 0,
-            current_end: start.checked_add(Duration::from_nanos(ns(interval))),
+            current_end: interval_end(start, ns(interval), 0),
             window: histogram(),
             service_window: histogram(),
             service_split: false,
@@ -324,8 +330,7 @@ impl Recorder {
             self.close();
             self.current += 1;
         }
-        let end_ns = self.interval_ns.saturating_mul(self.current + 1);
-        self.current_end = self.start.checked_add(Duration::from_nanos(end_ns));
+        self.current_end = interval_end(self.start, self.interval_ns, self.current);
     }
 
     fn close(&mut self) {
