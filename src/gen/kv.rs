@@ -5,8 +5,9 @@
 use super::keys::encode_key;
 use super::pool::{Pool, ValueSource};
 use super::stream::{Purpose, Stream};
-use super::values::{Alphabet, Compressible, Length, Values};
+use super::values::{Alphabet, Compressible, Length};
 use crate::error::Result;
+use std::sync::Arc;
 
 /// Values of one version of a key/value table: value of key `k` depends
 /// only on `(seed, version, k)`.
@@ -76,47 +77,64 @@ impl KvValues {
     #[inline]
     pub fn value_into(&self, key: u64, out: &mut Vec<u8>) {
         out.clear();
-        if let Some(pool) = &self.pool {
-            out.extend_from_slice(pool.slice(key, self.pooled_len(key)));
-            return;
+        match &self.pool {
+            Some(pool) => out.extend_from_slice(pool.slice(key, self.pooled_len(key))),
+            None => self.generate_onto(key, out),
         }
-        // One generator per key: O(1) random access, unlike a stream of values.
-        let mut rng = self.stream.block_rng(key);
-        let len = self.length.draw(&mut rng) as usize;
-        out.resize(len, 0);
-        self.content.fill(&mut rng, out);
     }
 
-    /// Appends the value of key `key` to `values`.
+    /// Appends the value of key `key` to `batch`: a span of the pool, or
+    /// the value generated into the batch's own bytes.
     #[inline]
-    pub fn push(&self, key: u64, values: &mut Values) {
-        if values.offsets.is_empty() {
-            values.offsets.push(0);
+    fn push_to(&self, key: u64, batch: &mut KvBatch) {
+        match &self.pool {
+            Some(pool) => {
+                let (start, end) = pool.span(key, self.pooled_len(key));
+                batch.push_pooled(pool.shared(), start, end);
+            }
+            None => {
+                let start = batch.owned_data().len();
+                self.generate_onto(key, batch.owned_data());
+                batch.end_owned(start);
+            }
         }
-        if let Some(pool) = &self.pool {
-            values.data.extend_from_slice(pool.slice(key, self.pooled_len(key)));
-        } else {
-            let mut rng = self.stream.block_rng(key);
-            let len = self.length.draw(&mut rng) as usize;
-            let start = values.data.len();
-            values.data.resize(start + len, 0);
-            self.content.fill(&mut rng, &mut values.data[start..]);
-        }
-        values.offsets.push(values.data.len() as i32);
+    }
+
+    /// Appends key `key`'s generated value to `out`: one generator per key,
+    /// O(1) random access, unlike a stream of values.
+    #[inline]
+    fn generate_onto(&self, key: u64, out: &mut Vec<u8>) {
+        let mut rng = self.stream.block_rng(key);
+        let len = self.length.draw(&mut rng) as usize;
+        let start = out.len();
+        out.resize(start + len, 0);
+        self.content.fill(&mut rng, &mut out[start..]);
     }
 }
 
 /// One write batch (or one scan's result): keys of `key_size` bytes back to
 /// back, and their values. Reused between batches so a load loop allocates
 /// nothing.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+///
+/// A value is a span of the batch's own bytes (generated values, values
+/// read), or of the step's value pool ([`ValueSource::Pool`]): pooled values
+/// are not copied into the batch, as db_bench's slices of its buffer are
+/// not, so a write copies each value once (into the database's batch).
+/// A batch holds values of one kind until it is cleared.
+#[derive(Clone, Debug, Default)]
 pub struct KvBatch {
     /// Bytes per key.
-    pub key_size: usize,
+    key_size: usize,
     /// The keys, `key_size` bytes each.
-    pub keys: Vec<u8>,
-    /// The values, in the same order.
-    pub values: Values,
+    keys: Vec<u8>,
+    /// Owned values, back to back.
+    data: Vec<u8>,
+    /// Each value's `(start, end)` in `data`, or in `pool` when it is set.
+    spans: Vec<(usize, usize)>,
+    /// The pool of the last pooled values (kept across clears: one pool per step).
+    pool: Option<Arc<[u8]>>,
+    /// True while the spans index `pool`, not `data`.
+    pooled: bool,
 }
 
 impl KvBatch {
@@ -128,21 +146,27 @@ impl KvBatch {
         }
     }
 
-    /// Empties the batch, keeping its memory.
+    /// Empties the batch, keeping its memory (and its pool).
     pub fn clear(&mut self) {
         self.keys.clear();
-        self.values.offsets.clear();
-        self.values.data.clear();
+        self.data.clear();
+        self.spans.clear();
+        self.pooled = false;
     }
 
     /// Pairs in the batch.
     pub fn len(&self) -> usize {
-        self.values.len()
+        self.spans.len()
     }
 
     /// True when empty.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Bytes per key.
+    pub fn key_size(&self) -> usize {
+        self.key_size
     }
 
     /// Key `i`, encoded.
@@ -152,42 +176,82 @@ impl KvBatch {
 
     /// Value `i`.
     pub fn value(&self, i: usize) -> &[u8] {
-        self.values.get(i)
+        let (start, end) = self.spans[i];
+        &self.values_base()[start..end]
+    }
+
+    /// What the spans index: the pool, or the batch's own bytes.
+    fn values_base(&self) -> &[u8] {
+        match &self.pool {
+            Some(pool) if self.pooled => pool,
+            _ => &self.data,
+        }
     }
 
     /// Appends key `key` with its value from `values`.
     #[inline]
     pub fn push_generated(&mut self, key: u64, values: &KvValues) {
-        let start = self.keys.len();
-        self.keys.resize(start + self.key_size, 0);
-        encode_key(key, &mut self.keys[start..]);
-        values.push(key, &mut self.values);
+        self.push_encoded(key);
+        values.push_to(key, self);
     }
 
     /// Appends key `key` with an empty value (a key to read or delete).
     pub fn push_key(&mut self, key: u64) {
-        let start = self.keys.len();
-        self.keys.resize(start + self.key_size, 0);
-        encode_key(key, &mut self.keys[start..]);
-        if self.values.offsets.is_empty() {
-            self.values.offsets.push(0);
-        }
-        self.values.offsets.push(self.values.data.len() as i32);
+        self.push_encoded(key);
+        // Empty in either kind of batch.
+        let at = if self.pooled { 0 } else { self.data.len() };
+        self.spans.push((at, at));
     }
 
     /// Appends an encoded key and its value (a scan's result).
     pub fn push_raw(&mut self, key: &[u8], value: &[u8]) {
         self.keys.extend_from_slice(key);
-        if self.values.offsets.is_empty() {
-            self.values.offsets.push(0);
-        }
-        self.values.data.extend_from_slice(value);
-        self.values.offsets.push(self.values.data.len() as i32);
+        let data = self.owned_data();
+        let start = data.len();
+        data.extend_from_slice(value);
+        self.end_owned(start);
     }
 
     /// The iterator of `(key, value)` pairs.
     pub fn pairs(&self) -> impl Iterator<Item = (&[u8], &[u8])> + '_ {
-        (0..self.len()).map(|i| (self.key(i), self.value(i)))
+        let base = self.values_base();
+        self.keys
+            .chunks_exact(self.key_size.max(1))
+            .zip(&self.spans)
+            .map(move |(k, &(start, end))| (k, &base[start..end]))
+    }
+
+    /// Appends key `key`'s encoding (zeros, then its 8 big-endian bytes).
+    #[inline]
+    fn push_encoded(&mut self, key: u64) {
+        let end = self.keys.len() + self.key_size;
+        self.keys.resize(end, 0);
+        encode_key(key, &mut self.keys[end - self.key_size..]);
+    }
+
+    /// The batch's own bytes, to append a value to.
+    fn owned_data(&mut self) -> &mut Vec<u8> {
+        assert!(!self.pooled, "a batch holds pooled or owned values until it is cleared");
+        &mut self.data
+    }
+
+    /// Ends the owned value that started at `start`.
+    fn end_owned(&mut self, start: usize) {
+        self.spans.push((start, self.data.len()));
+    }
+
+    /// Appends the span `start..end` of `pool`.
+    #[inline]
+    fn push_pooled(&mut self, pool: &Arc<[u8]>, start: usize, end: usize) {
+        assert!(
+            self.pooled || self.data.is_empty(),
+            "a batch holds pooled or owned values until it is cleared"
+        );
+        self.pooled = true;
+        if !self.pool.as_ref().is_some_and(|p| Arc::ptr_eq(p, pool)) {
+            self.pool = Some(Arc::clone(pool));
+        }
+        self.spans.push((start, end));
     }
 }
 
@@ -245,7 +309,7 @@ mod tests {
         assert_eq!(batch.value(0), batch.value(2));
         pooled.value_into(1_000_000, &mut v);
         assert_eq!(batch.value(3), &v[..]);
-        assert_eq!(batch.values.offsets.len(), 5);
+        assert_eq!(batch.len(), 4);
         // Another instance (verify's, another thread's) slices the same bytes;
         // another step or seed, others.
         values(1, 2, ValueSource::Pool).value_into(1_000_000, &mut g);
@@ -254,6 +318,54 @@ mod tests {
             other.value_into(1_000_000, &mut g);
             assert_ne!(v, g);
         }
+    }
+
+    #[test]
+    fn pooled_values_are_spans_of_the_pool_not_copies() {
+        let pooled = values(2, Alphabet::Printable, ValueSource::Pool);
+        let pool = pooled.pool.as_ref().unwrap().bytes().as_ptr_range();
+        let mut batch = KvBatch::new(16);
+        let mut v = Vec::new();
+        for round in 0..2 {
+            batch.clear();
+            for k in [9u64, 4, 9] {
+                batch.push_generated(k, &pooled);
+            }
+            batch.push_key(7);
+            for (i, (key, value)) in batch.pairs().enumerate().take(3) {
+                pooled.value_into(decode_key(key), &mut v);
+                assert_eq!(value, &v[..], "round {round}, pair {i}");
+                assert!(pool.contains(&value.as_ptr()), "value {i} points into the pool");
+                assert_eq!(batch.value(i), value);
+            }
+            assert_eq!(batch.value(3), b"");
+            assert_eq!(batch.len(), 4);
+        }
+        // Cleared, the batch holds owned values again.
+        batch.clear();
+        batch.push_raw(&[0; 16], b"own");
+        batch.push_generated(5, &values(2, Alphabet::Binary, ValueSource::PerKey));
+        assert_eq!(batch.value(0), b"own");
+        assert!(!pool.contains(&batch.value(1).as_ptr()));
+        let mut g = Vec::new();
+        values(2, Alphabet::Binary, ValueSource::PerKey).value_into(5, &mut g);
+        assert_eq!(batch.value(1), &g[..]);
+    }
+
+    #[test]
+    #[should_panic(expected = "pooled or owned")]
+    fn a_batch_refuses_owned_values_among_pooled_ones() {
+        let mut batch = KvBatch::new(16);
+        batch.push_generated(1, &values(2, Alphabet::Printable, ValueSource::Pool));
+        batch.push_raw(&[0; 16], b"own");
+    }
+
+    #[test]
+    #[should_panic(expected = "pooled or owned")]
+    fn a_batch_refuses_pooled_values_among_owned_ones() {
+        let mut batch = KvBatch::new(16);
+        batch.push_raw(&[0; 16], b"own");
+        batch.push_generated(1, &values(2, Alphabet::Printable, ValueSource::Pool));
     }
 
     #[test]

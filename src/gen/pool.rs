@@ -66,11 +66,23 @@ impl Pool {
     /// in `[0, size − len]` hashed from the pool's stream and `key`.
     #[inline]
     pub fn slice(&self, key: u64, len: usize) -> &[u8] {
+        let (start, end) = self.span(key, len);
+        &self.data[start..end]
+    }
+
+    /// Where [`Pool::slice`]'s bytes are in the pool: `(start, end)`.
+    #[inline]
+    pub fn span(&self, key: u64, len: usize) -> (usize, usize) {
         let span = (self.data.len() - len + 1) as u128;
         let h = splitmix64_mix(self.key ^ key.wrapping_mul(0x9e37_79b9_7f4a_7c15));
         // Multiply-shift maps the hash onto the span without a division.
         let start = ((h as u128 * span) >> 64) as usize;
-        &self.data[start..start + len]
+        (start, start + len)
+    }
+
+    /// The buffer, shared (a batch holds spans of it rather than copies).
+    pub(crate) fn shared(&self) -> &Arc<[u8]> {
+        &self.data
     }
 
     /// The whole buffer.

@@ -5,6 +5,7 @@
 //! batch it is lent, so the batch lives here, next to the options it is
 //! written with.
 
+use crate::gen::KvBatch;
 use librocksdb_sys as ffi;
 use rocksdb::{AsColumnFamilyRef, AsRawPtr, DBWithThreadMode, MultiThreaded};
 use std::ffi::{c_char, CStr};
@@ -52,27 +53,37 @@ impl Writer {
         }
     }
 
-    /// Writes `pairs` to `cf` of `db` as one batch (the value is ignored by
-    /// a delete).
-    pub(super) fn write<'p>(
+    /// Writes `batch`'s pairs to `cf` of `db` as one write batch (a delete
+    /// ignores the values).
+    pub(super) fn write(
         &mut self,
         db: &DBWithThreadMode<MultiThreaded>,
         cf: &impl AsColumnFamilyRef,
         edit: Edit,
-        pairs: impl Iterator<Item = (&'p [u8], &'p [u8])>,
+        batch: &KvBatch,
     ) -> Result<(), String> {
         let (b, cf) = (self.batch.as_ptr(), cf.inner());
+        let ptr = |s: &[u8]| s.as_ptr() as *const c_char;
         // SAFETY: the batch is ours; the keys and values outlive the calls,
         // which copy them into the batch; `db` and `cf` are open (borrowed).
         unsafe {
             ffi::rocksdb_writebatch_clear(b);
-            for (k, v) in pairs {
-                let (kp, kl) = (k.as_ptr() as *const c_char, k.len());
-                let (vp, vl) = (v.as_ptr() as *const c_char, v.len());
-                match edit {
-                    Edit::Put => ffi::rocksdb_writebatch_put_cf(b, cf, kp, kl, vp, vl),
-                    Edit::Merge => ffi::rocksdb_writebatch_merge_cf(b, cf, kp, kl, vp, vl),
-                    Edit::Delete => ffi::rocksdb_writebatch_delete_cf(b, cf, kp, kl),
+            // One loop per edit: the choice is made once per batch.
+            match edit {
+                Edit::Put => {
+                    for (k, v) in batch.pairs() {
+                        ffi::rocksdb_writebatch_put_cf(b, cf, ptr(k), k.len(), ptr(v), v.len());
+                    }
+                }
+                Edit::Merge => {
+                    for (k, v) in batch.pairs() {
+                        ffi::rocksdb_writebatch_merge_cf(b, cf, ptr(k), k.len(), ptr(v), v.len());
+                    }
+                }
+                Edit::Delete => {
+                    for (k, _) in batch.pairs() {
+                        ffi::rocksdb_writebatch_delete_cf(b, cf, ptr(k), k.len());
+                    }
                 }
             }
             let mut err: *mut c_char = std::ptr::null_mut();
