@@ -43,6 +43,8 @@ struct DsnOptions {
     num_levels: Option<i32>,
     wal: bool,
     sync: bool,
+    /// RocksDB's perf context level on the sessions' threads.
+    perf_level: PerfLevel,
     /// Every other option, for RocksDB's own options parser: DBOptions and
     /// ColumnFamilyOptions by name, in the order given (an options file's first).
     raw: Pairs,
@@ -62,6 +64,48 @@ enum CacheKind {
     /// HyperClockCache with the entry charge estimated as it goes: db_bench's
     /// default (`hyper_clock_cache`), lock-free on lookups.
     HyperClock,
+}
+
+/// RocksDB's perf context level (db_bench `--perf_level`): what RocksDB
+/// counts and times per thread, per operation, in its thread-local perf
+/// context. RocksDB's own default is `EnableCount` (2): a count per key
+/// comparison and block read, each a thread-local access, about 180
+/// instructions of an overwrite's memtable insert; ibench reads none of
+/// them, and db_bench's default is `Disable` (1), so a session's thread
+/// disables them unless the DSN asks (`perf_level=2` to `5`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct PerfLevel(rocksdb::perf::PerfStatsLevel);
+
+impl Default for PerfLevel {
+    fn default() -> Self {
+        PerfLevel(rocksdb::perf::PerfStatsLevel::Disable)
+    }
+}
+
+impl PerfLevel {
+    /// Sets the calling thread's level (RocksDB's is per thread).
+    fn apply(self) {
+        rocksdb::perf::set_perf_stats(self.0);
+    }
+}
+
+fn perf_level(name: &str, v: &str) -> Result<PerfLevel> {
+    use rocksdb::perf::PerfStatsLevel as L;
+    Ok(PerfLevel(match v {
+        "1" => L::Disable,
+        "2" => L::EnableCount,
+        "3" => L::EnableTimeExceptForMutex,
+        "4" => L::EnableTimeAndCPUTimeExceptForMutex,
+        "5" => L::EnableTime,
+        _ => {
+            return Err(bad(
+                name,
+                v,
+                "1 (disable, db_bench's default), 2 (counts), 3 (times except mutexes), \
+                 4 (and CPU times) or 5 (all times)",
+            ))
+        }
+    }))
 }
 
 /// Options as (name, value), in order.
@@ -190,6 +234,7 @@ impl DsnOptions {
                 "num_levels" => o.num_levels = Some(int(name, v, "a count of levels")?),
                 "wal" => o.wal = crate::connect::dsn::switch(name, v)?,
                 "sync" => o.sync = crate::connect::dsn::switch(name, v)?,
+                "perf_level" => o.perf_level = perf_level(name, v)?,
                 "options_file" => {
                     let (raw, table) = options_file_options(Path::new(v))?;
                     // The file first: options given in the DSN override it.
@@ -523,10 +568,14 @@ impl Connector for RocksdbConnector {
         Some(self.path.clone())
     }
     fn kv_session(&self) -> Result<Box<dyn KvSession>> {
+        // The thread that opens a session is the one that uses it (ibench's
+        // workers); a session looking its family up sets it again.
+        self.dsn.perf_level.apply();
         Ok(Box::new(RocksdbSession {
             cell: DbCell::new(self.db.clone(), |_| None),
             families: self.families.clone(),
             writer: self.dsn.writer(),
+            perf_level: self.dsn.perf_level,
             read: ReadOptions::default(),
             opts: self.opts.clone(),
             target: self.target.clone(),
@@ -598,6 +647,7 @@ struct RocksdbSession {
     cell: DbCell,
     families: Arc<AtomicU64>,
     writer: batch::Writer,
+    perf_level: PerfLevel,
     read: ReadOptions,
     opts: Options,
     target: String,
@@ -672,6 +722,9 @@ impl RocksdbSession {
     #[cold]
     #[inline(never)]
     fn look_up_again(&mut self, table: &str, generation: u64) -> Result<()> {
+        // A session used on another thread than the one that opened it
+        // gets its perf level there too (by its first operation).
+        self.perf_level.apply();
         let target = &self.target;
         self.cell.with_dependent_mut(|db, cached| {
             let cf = db
@@ -866,6 +919,36 @@ mod tests {
         );
     }
 
+    /// Key comparisons RocksDB's perf context counted on this thread while
+    /// a session of `dsn_query` wrote 200 keys in random order and read them.
+    fn key_comparisons_counted(dsn_query: &str) -> u64 {
+        use crate::connect::kv_contract::key;
+        use rocksdb::perf::{PerfContext, PerfMetric};
+        let dir = tempfile::tempdir().unwrap();
+        let c = RocksdbConnector::new(&format!("{}?{dsn_query}", dir.path().display())).unwrap();
+        let mut s = c.kv_session().unwrap();
+        s.create(KV_TABLE, 16).unwrap();
+        let mut context = PerfContext::default();
+        context.reset();
+        let mut b = KvBatch::new(16);
+        let mut v = Vec::new();
+        for k in (0..200u64).map(|i| i * 7919 % 200) {
+            b.clear();
+            b.push_raw(&key(k), b"v");
+            s.put(KV_TABLE, &b).unwrap();
+            assert!(s.get(KV_TABLE, &key(k), &mut v).unwrap());
+        }
+        context.metric(PerfMetric::UserKeyComparisonCount)
+    }
+
+    #[test]
+    fn a_session_s_thread_counts_no_perf_context_unless_the_dsn_asks() {
+        // db_bench's default (--perf_level=1), not RocksDB's (2: counts).
+        assert_eq!(key_comparisons_counted("wal=off"), 0);
+        let counted = key_comparisons_counted("wal=off&perf_level=2");
+        assert!(counted > 200, "memtable inserts and gets compare keys: {counted}");
+    }
+
     #[test]
     fn dsn_options_parse_and_bad_ones_name_themselves() {
         let o = DsnOptions::parse(
@@ -882,6 +965,8 @@ mod tests {
             ("write_buffer_size=lots", "invalid write_buffer_size"),
             ("wal=off&sync=on", "sync=on needs the WAL"),
             ("compression", "has no value"),
+            ("perf_level=0", "invalid perf_level"),
+            ("perf_level=6", "invalid perf_level"),
         ] {
             let e = DsnOptions::parse(bad).unwrap_err().to_string();
             assert!(e.contains(name), "{bad}: {e}");
