@@ -121,7 +121,7 @@ impl KvValues {
 /// are not copied into the batch, as db_bench's slices of its buffer are
 /// not, so a write copies each value once (into the database's batch).
 /// A batch holds values of one kind until it is cleared.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct KvBatch {
     /// Bytes per key.
     key_size: usize,
@@ -135,6 +135,20 @@ pub struct KvBatch {
     pool: Option<Arc<[u8]>>,
     /// True while the spans index `pool`, not `data`.
     pooled: bool,
+}
+
+/// Why a batch refuses a value of the other kind.
+const MIXED: &str = "a batch holds pooled or owned values until it is cleared";
+
+impl std::fmt::Debug for KvBatch {
+    // The pairs, not the pool (a megabyte) they may be spans of.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KvBatch")
+            .field("key_size", &self.key_size)
+            .field("pooled", &self.pooled)
+            .field("pairs", &self.pairs().collect::<Vec<_>>())
+            .finish()
+    }
 }
 
 impl KvBatch {
@@ -162,11 +176,6 @@ impl KvBatch {
     /// True when empty.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
-    }
-
-    /// Bytes per key.
-    pub fn key_size(&self) -> usize {
-        self.key_size
     }
 
     /// Key `i`, encoded.
@@ -231,7 +240,7 @@ impl KvBatch {
 
     /// The batch's own bytes, to append a value to.
     fn owned_data(&mut self) -> &mut Vec<u8> {
-        assert!(!self.pooled, "a batch holds pooled or owned values until it is cleared");
+        assert!(!self.pooled, "{MIXED}");
         &mut self.data
     }
 
@@ -243,10 +252,7 @@ impl KvBatch {
     /// Appends the span `start..end` of `pool`.
     #[inline]
     fn push_pooled(&mut self, pool: &Arc<[u8]>, start: usize, end: usize) {
-        assert!(
-            self.pooled || self.data.is_empty(),
-            "a batch holds pooled or owned values until it is cleared"
-        );
+        assert!(self.pooled || self.data.is_empty(), "{MIXED}");
         self.pooled = true;
         if !self.pool.as_ref().is_some_and(|p| Arc::ptr_eq(p, pool)) {
             self.pool = Some(Arc::clone(pool));
@@ -340,6 +346,8 @@ mod tests {
             }
             assert_eq!(batch.value(3), b"");
             assert_eq!(batch.len(), 4);
+            // Debug shows the pairs, not the megabyte they are spans of.
+            assert!(format!("{batch:?}").len() < 20_000);
         }
         // Cleared, the batch holds owned values again.
         batch.clear();

@@ -69,7 +69,7 @@ enum CacheKind {
 /// RocksDB's perf context level (db_bench `--perf_level`): what RocksDB
 /// counts and times per thread, per operation, in its thread-local perf
 /// context. RocksDB's own default is `EnableCount` (2): a count per key
-/// comparison and block read, each a thread-local access, about 180
+/// comparison and block read, each a thread-local access, about 300
 /// instructions of an overwrite's memtable insert; ibench reads none of
 /// them, and db_bench's default is `Disable` (1), so a session's thread
 /// disables them unless the DSN asks (`perf_level=2` to `5`).
@@ -83,6 +83,11 @@ impl Default for PerfLevel {
 }
 
 impl PerfLevel {
+    /// The level's number (db_bench's `--perf_level`).
+    fn number(self) -> i32 {
+        self.0 as i32
+    }
+
     /// Sets the calling thread's level (RocksDB's is per thread).
     fn apply(self) {
         rocksdb::perf::set_perf_stats(self.0);
@@ -517,9 +522,15 @@ impl Connector for RocksdbConnector {
     fn settings(&self) -> Vec<(String, String)> {
         let d = &self.dsn;
         let mut out = d.given.clone();
-        for (name, value) in [("wal", d.wal), ("sync", d.sync), ("statistics", true)] {
+        let switch = |on: bool| if on { "on" } else { "off" }.to_string();
+        for (name, value) in [
+            ("wal", switch(d.wal)),
+            ("sync", switch(d.sync)),
+            ("statistics", switch(true)),
+            ("perf_level", d.perf_level.number().to_string()),
+        ] {
             if !out.iter().any(|(k, _)| k == name) {
-                out.push((name.into(), if value { "on" } else { "off" }.into()));
+                out.push((name.into(), value));
             }
         }
         out
@@ -947,6 +958,16 @@ mod tests {
         assert_eq!(key_comparisons_counted("wal=off"), 0);
         let counted = key_comparisons_counted("wal=off&perf_level=2");
         assert!(counted > 200, "memtable inserts and gets compare keys: {counted}");
+        // The run's settings say which level ran, given or not.
+        let dir = tempfile::tempdir().unwrap();
+        for (query, level) in [("", "1"), ("?perf_level=3", "3")] {
+            let c = RocksdbConnector::new(&format!("{}{query}", dir.path().display())).unwrap();
+            let settings = c.settings();
+            assert!(
+                settings.contains(&("perf_level".into(), level.into())),
+                "{query}: {settings:?}"
+            );
+        }
     }
 
     #[test]
