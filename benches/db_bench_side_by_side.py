@@ -1,11 +1,13 @@
 """ibench beside RocksDB's db_bench: the same steps, the same options, alternating.
 
-    python3 benches/db_bench_side_by_side.py /usr/bin/db_bench [--num 1000000] [--rounds 2]
+    python3 benches/db_bench_side_by_side.py /usr/bin/db_bench [--num 1000000] [--rounds 2] [--ibench-bin target/release/ibench]
 
 Each round runs, on fresh databases, the steps below through db_bench (one
 process per step, as benchmark.sh runs them) and through ibench (one run per
 step on the same directory, so each step opens the database with its own
-options, as db_bench does), alternating which goes first, in this order
+options, as db_bench does: in this Python process, or with `--ibench-bin` an
+ibench executable's process per step, as db_bench's), alternating which goes
+first, in this order
 (fillseq; reads of the database it fills; then writes):
 
 - fillseq: WAL off, vector memtable, no concurrent memtable writes
@@ -83,6 +85,9 @@ def db_bench_flags(args: argparse.Namespace) -> list[str]:
         # db_bench step after mergerandom aborts when it meets merge operands.
         "--merge_operator=put",
         "--histogram=1",  # per-operation latency, as benchmark.sh measures it (ibench always does)
+        # benchmark.sh's (const_params_base) and RocksDB's default; db_bench's
+        # own is false, which leaves its levels static (more compaction).
+        "--level_compaction_dynamic_level_bytes=true",
     ]
     if args.universal:
         flags.append("--compaction_style=1")
@@ -170,25 +175,34 @@ def settle(tool: str, db: Path, args: argparse.Namespace) -> None:
 
 
 def run_ibench(db: Path, step: str, args: argparse.Namespace, out: Path) -> dict[str, Any]:
-    params = {"batch_size": 1, **STEP_PARAMS.get(step, {})}
     extra = STEP_OPTIONS.get(step)
-    r = ibench.run(
-        db=f"rocksdb:{db}?{ibench_options(args)}" + (f"&{extra}" if extra else ""),
-        steps=[step],
-        num=args.num,
-        reads=args.num,
-        writes=args.num,
-        value_size=args.value_size,
-        key_size=16,
-        ratio=0.5,
-        value_alphabet="printable",  # db_bench's values: 95 printable characters,
-        value_source=args.value_source,  # pool: sliced from 1 MiB of compressible pieces, as db_bench's
-        threads=1,
-        verify="off",
-        out=out,
-        progress=False,
-        **params,
-    )
+    params: dict[str, Any] = {
+        "db": f"rocksdb:{db}?{ibench_options(args)}" + (f"&{extra}" if extra else ""),
+        "steps": [step],
+        "num": args.num,
+        "reads": args.num,
+        "writes": args.num,
+        "value_size": args.value_size,
+        "key_size": 16,
+        "ratio": 0.5,
+        "value_alphabet": "printable",  # db_bench's values: 95 printable characters,
+        "value_source": args.value_source,  # pool: sliced from 1 MiB of compressible pieces, as db_bench's
+        "threads": 1,
+        "verify": "off",
+        "batch_size": 1,
+        **STEP_PARAMS.get(step, {}),
+    }
+    if args.ibench_bin is None:
+        r = ibench.run(out=out, progress=False, **params)
+    else:
+        # The executable, in its own process as db_bench is: the same
+        # parameters as command-line flags, the run read back from its directory.
+        out.mkdir(parents=True, exist_ok=True)
+        run_dir = Path(tempfile.mkdtemp(dir=out, prefix="bin-"))
+        flags = [f"--{k.replace('_', '-')}={','.join(v) if isinstance(v, list) else v}" for k, v in params.items()]
+        subprocess.run([str(args.ibench_bin), "run", *flags, f"--out={run_dir}", "--quiet"], check=True,
+                       capture_output=True, text=True)
+        r = ibench.load(run_dir)
     s = r.steps.iloc[0]
     kind = "qps" if step in ibench.tables.KV_READ_STEPS else "dps" if step in ibench.tables.KV_DELETE_STEPS else "ips"
     return {
@@ -227,6 +241,11 @@ def main() -> None:
     parser.add_argument("--value-source", choices=("pool", "per-key"), default="pool",
                         help="ibench's values: sliced from a 1 MiB pool as db_bench's (default), or each "
                              "generated from its key (ibench's default: more client work per write)")
+    parser.add_argument("--ibench-bin", type=Path,
+                        help="an ibench executable (cargo build --release: target/release/ibench) to run each "
+                             "step in its own process, as db_bench runs; default: this Python package, in "
+                             "process (its RocksDB is in a shared library, whose thread-locals cost more: "
+                             "docs/kv.md)")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--steps", default=",".join(STEPS), help="comma-separated, in this order; fillseq first "
                         "(the others run on the database it fills)")
@@ -241,6 +260,8 @@ def main() -> None:
     if not os.access(args.db_bench, os.X_OK) or Path(args.db_bench).is_dir():
         parser.error(f"db_bench: {args.db_bench} is not an executable file "
                      "(bash benches/build_db_bench.sh builds one)")
+    if args.ibench_bin is not None and (not os.access(args.ibench_bin, os.X_OK) or args.ibench_bin.is_dir()):
+        parser.error(f"--ibench-bin: {args.ibench_bin} is not an executable file")
     if args.dir is not None and not args.dir.is_dir():
         parser.error(f"--dir: {args.dir} is not a directory")
     if args.num < 1 or args.rounds < 1:

@@ -39,3 +39,33 @@ def test_the_benches_refuse_a_databases_directory_that_does_not_exist(tmp_path: 
 def test_the_benches_refuse_counts_below_one() -> None:
     assert "got 0, 1 and 60" in _refused("compression_study.py", "--num", "0")
     assert "got 1000000 and 0" in _refused("db_bench_side_by_side.py", sys.executable, "--rounds", "0")
+
+
+def test_the_side_by_side_refuses_an_ibench_bin_that_is_not_an_executable_file(tmp_path: Path) -> None:
+    stderr = _refused("db_bench_side_by_side.py", sys.executable, "--ibench-bin", str(tmp_path))
+    assert f"--ibench-bin: {tmp_path} is not an executable file" in stderr, stderr
+
+
+def test_db_bench_s_defaults_reach_rocksdb_as_ibench_options(tmp_path: Path) -> None:
+    """Each of DB_BENCH_DEFAULTS is an option RocksDB takes, with the value
+    it then writes into its OPTIONS file (read back, as db_bench's would be)."""
+    import runpy
+
+    import ibench
+
+    DB_BENCH_DEFAULTS = runpy.run_path(str(BENCHES / "db_bench_defaults.py"))["DB_BENCH_DEFAULTS"]
+
+    options = [option for option, _ in DB_BENCH_DEFAULTS]
+    db = tmp_path / "db"
+    ibench.run(db=f"rocksdb:{db}?{'&'.join(options)}", steps=["fillseq"], num=1000, out=tmp_path / "out",
+               progress=False)
+    written = {}
+    newest = max(db.glob("OPTIONS-*"), key=lambda p: int(p.name.split("-")[1]))
+    for line in newest.read_text().splitlines():
+        name, sep, value = line.strip().partition("=")
+        if sep:
+            written[name] = value
+    for option, flag in DB_BENCH_DEFAULTS:
+        name, value = option.split("=", 1)
+        assert flag == f"--{name}={value}", (option, flag)
+        assert written.get(name) == value, (option, written.get(name))
