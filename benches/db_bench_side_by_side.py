@@ -27,8 +27,10 @@ from a 1 MiB pool as db_bench's are (ibench's `value_source="pool"`; `--value-so
 per-key` for ibench's default, each value generated from its key), one
 thread, batch size 1, and the same engine options (`--compression`,
 `--write_buffer_size`, `--max_background_jobs`, db_bench's own defaults
-where they are not RocksDB's (`--enable_pipelined_write=true`,
-`--delayed_write_rate=8388608`: ibench gets them as options), the block cache
+where they are not RocksDB's (`db_bench_defaults.py`: pipelined writes, the
+delayed write rate, the hard pending compaction limit, the table cache's
+shards; ibench gets them as options), benchmark.sh's dynamic level sizes
+(`--level_compaction_dynamic_level_bytes=true`, db_bench gets the flag), the block cache
 `--cache-size` and its kind `--cache-type` (db_bench's default
 HyperClockCache unless `--cache-type lru`), universal compaction with `--universal`). It prints per step the rate (ops/s), stall %, write
 amplification and compaction CPU seconds of each, the ratio ibench/db_bench
