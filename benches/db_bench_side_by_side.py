@@ -54,7 +54,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 import ibench
-from db_bench_defaults import DB_BENCH_DEFAULTS
+from db_bench_defaults import DB_BENCH_DEFAULTS, DB_BENCH_FLAGS
 
 # The reads come straight after fillseq: key-ordered, its files do not
 # overlap, so both tools read the same LSM shape. After overwrite the shape
@@ -87,9 +87,7 @@ def db_bench_flags(args: argparse.Namespace) -> list[str]:
         # db_bench step after mergerandom aborts when it meets merge operands.
         "--merge_operator=put",
         "--histogram=1",  # per-operation latency, as benchmark.sh measures it (ibench always does)
-        # benchmark.sh's (const_params_base) and RocksDB's default; db_bench's
-        # own is false, which leaves its levels static (more compaction).
-        "--level_compaction_dynamic_level_bytes=true",
+        *(flag for flag, _ in DB_BENCH_FLAGS),
     ]
     if args.universal:
         flags.append("--compaction_style=1")
