@@ -131,6 +131,7 @@ impl Pacer {
         self.wait_for_paced(i, stop)
     }
 
+    /// [`Pacer::wait_for`] on a schedule (its intended times exist).
     fn wait_for_paced(&mut self, i: u64, stop: impl Fn() -> bool) -> Option<Instant> {
         let intended = self.schedule.intended(i)?;
         if Instant::now() < intended {

@@ -73,10 +73,10 @@ impl Pool {
     /// Where [`Pool::slice`]'s bytes are in the pool: `(start, end)`.
     #[inline]
     pub fn span(&self, key: u64, len: usize) -> (usize, usize) {
-        let span = (self.data.len() - len + 1) as u128;
+        let starts = (self.data.len() - len + 1) as u128;
         let h = splitmix64_mix(self.key ^ key.wrapping_mul(0x9e37_79b9_7f4a_7c15));
-        // Multiply-shift maps the hash onto the span without a division.
-        let start = ((h as u128 * span) >> 64) as usize;
+        // Multiply-shift maps the hash onto the possible starts without a division.
+        let start = ((h as u128 * starts) >> 64) as usize;
         (start, start + len)
     }
 
