@@ -348,15 +348,21 @@ fn disks(disks: &Disks) -> (Option<DiskCounters>, Vec<DeviceCounters>) {
 }
 
 /// This process's CPU seconds (all threads): user + system, and system.
+///
+/// From getrusage, not /proc/self/stat: both report the kernel's precise
+/// run time, but /proc rounds it to clock ticks (10 ms), more than the whole
+/// CPU time of a short step, which then read as zero.
 fn own_cpu() -> (Option<f64>, Option<f64>) {
-    let Some(stat) = procfs::process::Process::myself().ok().and_then(|p| p.stat().ok()) else {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::uninit();
+    // SAFETY: getrusage fills the struct it is given, and reports failure.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) } != 0 {
         return (None, None);
-    };
-    let ticks = clock_ticks();
-    (
-        Some((stat.utime + stat.stime) as f64 / ticks),
-        Some(stat.stime as f64 / ticks),
-    )
+    }
+    // SAFETY: initialised by the successful call above.
+    let usage = unsafe { usage.assume_init() };
+    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    let (user, system) = (seconds(usage.ru_utime), seconds(usage.ru_stime));
+    (Some(user + system), Some(system))
 }
 
 /// CPU seconds (with reaped children) and resident bytes of every process
