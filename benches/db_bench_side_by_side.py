@@ -34,7 +34,8 @@ shards; ibench gets them as options), benchmark.sh's dynamic level sizes
 `--cache-size` and its kind `--cache-type` (db_bench's default
 HyperClockCache unless `--cache-type lru`), universal compaction with `--universal`). It prints per step the rate (ops/s), stall %, write
 amplification and compaction CPU seconds of each, the ratio ibench/db_bench
-of each, and which RocksDB version each links (db_bench reports its own;
+of each (medians of the rounds), the rate ratio's 95% interval from the
+rounds' pairs, and which RocksDB version each links (db_bench reports its own;
 ibench the version in its OPTIONS file). Needs the package installed from this
 checkout (`pip install .`) and a db_bench: `bash benches/build_db_bench.sh`
 builds one from the very RocksDB ibench embeds (same version, sources and
@@ -291,6 +292,7 @@ def main() -> None:
           f"{'universal' if args.universal else 'leveled'} compaction, medians of {args.rounds} rounds")
     print()
     header = ["step"] + [f"{tool} {f}" for f in FIELDS for tool in ("db_bench", "ibench")] + [f"ratio {f}" for f in FIELDS]
+    header.append("rate ratio, 95% paired interval")
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for step in steps:
@@ -301,7 +303,20 @@ def main() -> None:
             b = median([r[f] for r in got["ibench"][step]])
             cells += [fmt(a), fmt(b)]
             ratios.append(fmt(b / a) if a and b is not None else "-")
-        print("| " + " | ".join(cells + ratios) + " |")
+        print("| " + " | ".join(cells + ratios + [paired_rate_ratio(got, step)]) + " |")
+    print()
+    print("The paired interval pairs each round's two rates (the tools alternate, so a round's drift moves both; "
+          "ibench.stats.ratio_of_pairs): where it holds 1.0 the two rates do not differ at that level.")
+
+
+def paired_rate_ratio(got: dict[str, dict[str, list[dict[str, Any]]]], step: str) -> str:
+    """ibench's rate over db_bench's, round by round, with its interval; '-' with fewer than 2 rounds."""
+    pairs = [(d["rate"], i["rate"]) for d, i in zip(got["db_bench"][step], got["ibench"][step])
+             if d["rate"] and i["rate"]]
+    if len(pairs) < 2:
+        return "-"
+    r = ibench.stats.ratio_of_pairs([d for d, _ in pairs], [i for _, i in pairs])
+    return f"{r} ({'differ' if r.significant else 'no difference'})"
 
 
 if __name__ == "__main__":

@@ -288,3 +288,63 @@ def test_format_interval_is_the_rule_ratio_prints_with() -> None:
     assert str(stats.Ratio(1.12, 1.08, 1.16, 0.95, "t", 5, 5)) == "1.12 ±0.04"
     assert stats.format_interval(0.5, 0.498, 0.502) == "0.500 ±0.002"
     assert stats.format_interval(1.12, 0.95, 1.35) == "1.12 [0.95, 1.35]"
+
+
+# Pairs: ratio_of_pairs
+
+
+def drifting_rounds(
+    rng: np.random.Generator, rounds: int, ratio: float, drift: float, noise: float
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """A and B run side by side: each round's drift (lognormal, sd ``drift``) moves both; ``noise`` is each run's own."""
+    shared = rng.lognormal(0.0, drift, rounds)
+    a = 1000 * shared * rng.lognormal(0.0, noise, rounds)
+    b = 1000 * ratio * shared * rng.lognormal(0.0, noise, rounds)
+    return a, b
+
+
+def test_ratio_of_pairs_covers_the_true_ratio_of_drifting_rounds_95_percent_of_the_time() -> None:
+    rng = np.random.default_rng(31)
+    ratios = [stats.ratio_of_pairs(*drifting_rounds(rng, 6, 0.9, 0.3, 0.05)) for _ in range(TRIALS)]
+    assert 0.92 <= coverage(ratios, 0.9) <= 0.98
+
+
+def test_pairing_cancels_the_drift_that_widens_the_interval_of_independent_repeats() -> None:
+    rng = np.random.default_rng(32)
+    paired, independent = [], []
+    for _ in range(TRIALS):
+        a, b = drifting_rounds(rng, 6, 0.9, 0.3, 0.03)
+        paired.append(stats.ratio_of_pairs(a, b))
+        independent.append(stats.ratio_of_means(a, b))
+    width = float(np.median([(p.high - p.low) / (i.high - i.low) for p, i in zip(paired, independent)]))
+    assert width < 0.3, width
+    # Both are honest about the 10% difference; only the paired one sees it.
+    assert np.mean([p.significant for p in paired]) > 0.9
+    assert np.mean([i.significant for i in independent]) < 0.5
+
+
+def test_ratio_of_pairs_is_the_geometric_mean_of_the_rounds_ratios() -> None:
+    r = stats.ratio_of_pairs([100.0, 200.0, 400.0], [50.0, 200.0, 800.0])
+    assert r.estimate == pytest.approx(1.0)
+    logs = np.log([0.5, 1.0, 2.0])
+    half = scipy_stats.t.ppf(0.975, 2) * np.std(logs, ddof=1) / math.sqrt(3)
+    assert (r.low, r.high) == (pytest.approx(math.exp(-half)), pytest.approx(math.exp(half)))
+    assert (r.n_a, r.n_b) == (3, 3) and "paired" in r.method
+
+
+def test_rounds_with_one_ratio_give_a_zero_width_interval() -> None:
+    r = stats.ratio_of_pairs([100.0, 300.0, 50.0], [110.0, 330.0, 55.0])
+    assert r.estimate == pytest.approx(1.1) and r.low == pytest.approx(1.1) and r.high == pytest.approx(1.1)
+
+
+def test_ratio_of_pairs_rejects_unpaired_short_or_non_positive_figures() -> None:
+    with pytest.raises(ValueError, match="a has 3, b has 2"):
+        stats.ratio_of_pairs([1.0, 2.0, 3.0], [1.0, 2.0])
+    with pytest.raises(ValueError, match="b has 1 value; ratio_of_pairs"):
+        stats.ratio_of_pairs([1.0, 2.0], [1.0])
+    with pytest.raises(ValueError, match="a holds 0.0 in round 1"):
+        stats.ratio_of_pairs([1.0, 0.0], [1.0, 2.0])
+    with pytest.raises(ValueError, match="b holds -2.0 in round 0"):
+        stats.ratio_of_pairs([1.0, 2.0], [-2.0, 2.0])
+    with pytest.raises(ValueError, match="ci must be between 0 and 1"):
+        stats.ratio_of_pairs([1.0, 2.0], [1.0, 2.0], ci=95)
