@@ -26,7 +26,10 @@ fn run(db: &str, home: &Path, env: &[(&str, String)], extra: &[&str]) -> (Output
         .env_remove("PGSERVICE")
         .env_remove("PGSERVICEFILE")
         .env_remove("PGPASSFILE")
-        .env_remove("MYSQL_PWD");
+        .env_remove("MYSQL_PWD")
+        .env_remove("MYSQL_HOST")
+        .env_remove("MYSQL_TCP_PORT")
+        .env_remove("MYSQL_UNIX_PORT");
     for libpq in [
         "PGHOST",
         "PGPORT",
@@ -343,4 +346,38 @@ fn mysql_takes_the_password_from_mysql_pwd_my_cnf_a_defaults_file_and_a_password
         "password file",
     );
     server.stop(None).unwrap();
+}
+
+#[test]
+fn mysql_takes_a_host_the_dsn_leaves_out_from_the_option_files_then_mysql_host() {
+    let server = private_server(Kind::Mariadb, String::new());
+    let port = server.port();
+    let home = tempfile::tempdir().unwrap();
+    let reached = |what: &str, (o, out): (Output, tempfile::TempDir)| -> String {
+        assert!(o.status.success(), "{what}: {}", String::from_utf8_lossy(&o.stderr));
+        decoded(out.path())
+    };
+    let there = format!("root@127.0.0.1:{port}/test");
+
+    let env = [
+        ("MYSQL_HOST", "127.0.0.1".to_string()),
+        ("MYSQL_TCP_PORT", port.to_string()),
+    ];
+    let target = reached("MYSQL_HOST", run("mysql://root@/test", home.path(), &env, &[]));
+    assert!(target.contains(&there), "MYSQL_HOST: {there} not the recorded target");
+
+    // The option files come first, as the client's: MYSQL_HOST names a host
+    // that does not resolve.
+    std::fs::write(
+        home.path().join(".my.cnf"),
+        format!("[client]\nuser=root\nhost=127.0.0.1\nport={port}\n"),
+    )
+    .unwrap();
+    let env = [("MYSQL_HOST", "no-such-host.invalid".to_string())];
+    let target = reached("~/.my.cnf's host", run("mysql:///test", home.path(), &env, &[]));
+    assert!(target.contains(&there), "~/.my.cnf: {there} not the recorded target");
+
+    // A DSN's own host is never replaced.
+    let (o, _out) = run("mysql://root@no-such-host.invalid/test", home.path(), &[], &[]);
+    assert!(!o.status.success(), "the DSN's host was replaced by the file's");
 }

@@ -143,10 +143,18 @@ impl MysqlConnector {
                 .finish();
             format!("{base}?{query}")
         };
-        let opts = Opts::from_url(&url).map_err(|e| bad(format!("not a MySQL DSN: {e}")))?;
         // The option files fill in what the DSN leaves out, as the client's.
         let file = option_files::read(defaults_file.as_deref(), extra_file.as_deref())?;
         let client = options::ClientSettings::resolve(file, ssl_mode, ssl_ca, (ssl_cert, ssl_key))?;
+        // A DSN without a host (`mysql://root@/test`, `mysql:///test`)
+        // connects where the client would: the files' host, else MYSQL_HOST,
+        // else localhost (the Unix socket).
+        let url = match options::with_host(&url, &client.host()) {
+            Some(filled) => filled,
+            None => url,
+        };
+        let base = url.split_once('?').map_or(url.as_str(), |(b, _)| b);
+        let opts = Opts::from_url(&url).map_err(|e| bad(format!("not a MySQL DSN: {e}")))?;
         let explicit_port = url::Url::parse(base).ok().and_then(|u| u.port());
         let port = match explicit_port {
             Some(p) => p,

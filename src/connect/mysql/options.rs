@@ -1,6 +1,6 @@
 //! What a MySQL/MariaDB DSN leaves to the client's conventions, resolved as
 //! the `mysql` client does: `ssl-mode` and `ssl-ca`, the option files'
-//! settings (option_files.rs), `MYSQL_TCP_PORT` and `MYSQL_UNIX_PORT`, and
+//! settings (option_files.rs), `MYSQL_HOST`, `MYSQL_TCP_PORT` and `MYSQL_UNIX_PORT`, and
 //! the password from the DSN, a password file ibench was given, the option
 //! files or `MYSQL_PWD`, in that order.
 
@@ -203,6 +203,15 @@ impl ClientSettings {
         }
     }
 
+    /// The host for a DSN that names none: the files', else `MYSQL_HOST`,
+    /// else `localhost`, as the client's.
+    pub(crate) fn host(&self) -> String {
+        self.get("host")
+            .or_else(|| std::env::var("MYSQL_HOST").ok())
+            .filter(|h| !h.trim().is_empty())
+            .unwrap_or_else(|| "localhost".to_string())
+    }
+
     /// The port of the files, else `MYSQL_TCP_PORT`.
     pub(crate) fn port(&self) -> Result<Option<u16>> {
         let (value, from) = match self.get("port") {
@@ -237,9 +246,63 @@ impl ClientSettings {
     }
 }
 
+/// `dsn` (`scheme://[user[:password]@][host][:port][/db][?options]`) with
+/// `host` put in, when it names no host; None when it names one.
+pub(crate) fn with_host(dsn: &str, host: &str) -> Option<String> {
+    let (scheme, rest) = dsn.split_once("://")?;
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    let (user, host_port) = match authority.rfind('@') {
+        Some(at) => authority.split_at(at + 1),
+        None => ("", authority),
+    };
+    let named = if host_port.starts_with('[') {
+        true
+    } else {
+        !host_port.split(':').next().unwrap_or("").is_empty()
+    };
+    if named {
+        return None;
+    }
+    // An IPv6 address goes in brackets, as in any URL.
+    let host = if host.contains(':') && !host.starts_with('[') {
+        format!("[{host}]")
+    } else {
+        host.to_string()
+    };
+    Some(format!("{scheme}://{user}{host}{host_port}{tail}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_dsn_without_a_host_gets_one_and_a_dsn_with_one_keeps_it() {
+        let fill = |dsn| with_host(dsn, "db.example");
+        assert_eq!(
+            fill("mysql://root@/test").as_deref(),
+            Some("mysql://root@db.example/test")
+        );
+        assert_eq!(fill("mysql:///test").as_deref(), Some("mysql://db.example/test"));
+        assert_eq!(fill("mysql://").as_deref(), Some("mysql://db.example"));
+        assert_eq!(
+            fill("mysql://u:p%40w@:3307/test?engine=rocksdb").as_deref(),
+            Some("mysql://u:p%40w@db.example:3307/test?engine=rocksdb")
+        );
+        assert_eq!(
+            with_host("mysql://root@/t", "::1").as_deref(),
+            Some("mysql://root@[::1]/t")
+        );
+        for named in [
+            "mysql://root@127.0.0.1/test",
+            "mysql://h:3306",
+            "mysql://u@[::1]:3306/t",
+            "mysql://localhost",
+        ] {
+            assert_eq!(fill(named), None, "{named}");
+        }
+    }
 
     #[test]
     fn ssl_modes_parse_and_verification_needs_a_ca() {
