@@ -372,13 +372,28 @@ fn postgres_require_encrypts_and_verify_full_checks_the_name_and_the_authority()
 /// variables of the caller's): whether it succeeded, its output, and every
 /// value its result files hold.
 fn run_with_home(db: &str, home: &Path) -> (bool, String, String) {
+    run_with_env(db, home, &[])
+}
+
+/// As [`run_with_home`], with `env` set.
+fn run_with_env(db: &str, home: &Path, env: &[(&str, &Path)]) -> (bool, String, String) {
     let out = tempfile::tempdir().unwrap();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_ibench"));
     cmd.args(["run", "--db", db, "--steps", "l.i0", "--rows-l-i0", "500", "--out"])
         .arg(out.path())
         .env("HOME", home);
-    for libpq in ["PGSSLMODE", "PGSSLROOTCERT", "PGSERVICE", "PGHOST", "PGPORT"] {
+    for libpq in [
+        "PGSSLMODE",
+        "PGSSLROOTCERT",
+        "PGSERVICE",
+        "PGHOST",
+        "PGPORT",
+        "SSL_CERT_FILE",
+    ] {
         cmd.env_remove(libpq);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
     }
     let o = cmd.output().unwrap();
     let text = format!(
@@ -420,6 +435,38 @@ fn postgres_verifies_against_the_default_root_certificate_as_libpq() {
     std::fs::remove_file(&root).unwrap();
     let (ok, text, values) = run_with_home(&db("127.0.0.1", "require"), home.path());
     assert!(ok && values.contains("TLSv1"), "{text}");
+    server.stop(None).unwrap();
+}
+
+/// libpq 16's `sslrootcert=system`: the certificates OpenSSL trusts
+/// (`SSL_CERT_FILE` here, standing for the system's bundle), and
+/// `verify-full` unless the DSN asks for a weaker mode, which is refused.
+#[test]
+fn postgres_sslrootcert_system_verifies_the_full_name_against_the_system_s_roots() {
+    let c = certs("postgres");
+    let server = postgres_over_tls(&c, "");
+    let db = |host: &str, extra: &str| {
+        format!(
+            "postgres://postgres@{host}:{}/postgres?sslrootcert=system{extra}",
+            server.port()
+        )
+    };
+    let home = tempfile::tempdir().unwrap();
+    let (ok, text, values) = run_with_env(&db("localhost", ""), home.path(), &[("SSL_CERT_FILE", &c.ca)]);
+    assert!(ok && values.contains("TLSv1"), "{text}");
+    assert!(values.contains("verify-full"), "the sslmode recorded: {text}");
+    // verify-full: the certificate names localhost, not 127.0.0.1.
+    let (ok, text, _) = run_with_env(&db("127.0.0.1", ""), home.path(), &[("SSL_CERT_FILE", &c.ca)]);
+    assert!(!ok && text.contains("not valid for name"), "{text}");
+    // Roots the server's authority is not among.
+    let (ok, text, _) = run_with_env(&db("localhost", ""), home.path(), &[("SSL_CERT_FILE", &c.other_ca)]);
+    assert!(!ok && text.contains("invalid peer certificate"), "{text}");
+    let (ok, text, _) = run_with_env(
+        &db("localhost", "&sslmode=require"),
+        home.path(),
+        &[("SSL_CERT_FILE", &c.ca)],
+    );
+    assert!(!ok && text.contains("weak sslmode \"require\""), "{text}");
     server.stop(None).unwrap();
 }
 

@@ -6,7 +6,8 @@
 //!   `PGAPPNAME`, `PGOPTIONS`, `PGCONNECT_TIMEOUT`, `PGSSLMODE`,
 //!   `PGSSLROOTCERT`;
 //! - libpq's defaults: the default socket directory as host, the OS user as
-//!   user, the user as database; `~/.postgresql/root.crt` as `sslrootcert`;
+//!   user, the user as database; `~/.postgresql/root.crt` as `sslrootcert`
+//!   (`sslrootcert=system`: OpenSSL's bundle, and `verify-full`);
 //! - `sslmode` (with `verify-ca`/`verify-full`);
 //! - the password from the DSN, a password file ibench was given,
 //!   `PGPASSWORD` or `~/.pgpass` (`PGPASSFILE`, `passfile=`), in that order.
@@ -479,6 +480,27 @@ fn root_cert(given: Option<String>, sslmode: SslMode, tls: bool, env: Env) -> Re
     }
 }
 
+/// `sslrootcert=system`: the certificate bundle OpenSSL trusts, as libpq
+/// loads it: `SSL_CERT_FILE`, else the distribution's bundle
+/// (`/etc/ssl/certs/ca-certificates.crt` on Debian).
+fn system_roots(env: Env) -> Result<PathBuf> {
+    let (file, from) = match env("SSL_CERT_FILE") {
+        Some(f) => (Some(PathBuf::from(f)), "SSL_CERT_FILE"),
+        None => (openssl_probe::probe().cert_file, "the system's certificate bundle"),
+    };
+    match file {
+        Some(f) if f.is_file() => Ok(f),
+        Some(f) => Err(Error::config(
+            "db",
+            format!("sslrootcert=system: {from} \"{}\" is not a file", f.display()),
+        )),
+        None => Err(Error::config(
+            "db",
+            "sslrootcert=system: no certificate bundle found on this system (set SSL_CERT_FILE to one)",
+        )),
+    }
+}
+
 /// The client certificate, as libpq finds it: `sslcert` and `sslkey` as
 /// given, else `~/.postgresql/postgresql.crt` and `postgresql.key` when
 /// they exist. A certificate without a key is an error naming it.
@@ -548,11 +570,27 @@ fn resolve_in(dsn: &str, password: Option<&str>, env: Env) -> Result<Resolved> {
     if let Some(t) = connect_timeout {
         config.connect_timeout(t);
     }
-    let sslmode = get(&ours, "sslmode")
-        .map(|m| SslMode::parse(&m))
-        .transpose()?
-        .unwrap_or_default();
-    let sslrootcert = root_cert(get(&ours, "sslrootcert"), sslmode, !only_sockets(&config), env)?;
+    let given_root = get(&ours, "sslrootcert");
+    let system = given_root.as_deref() == Some("system");
+    let sslmode = match (get(&ours, "sslmode").map(|m| SslMode::parse(&m)).transpose()?, system) {
+        // As libpq 16: the system's roots verify the host name, always.
+        (None, true) => SslMode::VerifyFull,
+        (Some(weak), true) if weak != SslMode::VerifyFull => {
+            return Err(Error::config(
+                "db",
+                format!(
+                    "weak sslmode \"{}\" may not be used with sslrootcert=system (use \"verify-full\")",
+                    weak.name()
+                ),
+            ))
+        }
+        (mode, _) => mode.unwrap_or_default(),
+    };
+    let sslrootcert = if system {
+        Some(system_roots(env)?)
+    } else {
+        root_cert(given_root, sslmode, !only_sockets(&config), env)?
+    };
     let identity = client_identity(get(&ours, "sslcert"), get(&ours, "sslkey"), env)?;
     if !has_password(&config) {
         let found = if let Some(p) = password {
@@ -809,6 +847,36 @@ mod tests {
         let r = resolved("postgres://", &[]);
         assert_eq!(r.config.get_dbname(), Some(me.as_str()));
         assert_eq!(r.password_source, "none");
+    }
+
+    #[test]
+    fn sslrootcert_system_is_openssl_s_bundle_and_verify_full_as_libpq() {
+        let dir = tempfile::tempdir().unwrap();
+        let bundle = dir.path().join("bundle.pem");
+        std::fs::write(&bundle, "").unwrap();
+        let b = bundle.display().to_string();
+        let vars = [("SSL_CERT_FILE", b.as_str())];
+        let r = resolved("host=db.example sslrootcert=system", &vars);
+        assert_eq!(
+            (r.sslmode, r.sslrootcert.as_deref()),
+            (SslMode::VerifyFull, Some(bundle.as_path()))
+        );
+        let r = resolved("postgres://u@h/d?sslrootcert=system&sslmode=verify-full", &vars);
+        assert_eq!(r.sslmode, SslMode::VerifyFull);
+        let error =
+            |dsn: &str, vars: &[(&str, &str)]| resolve_in(dsn, None, &env_of(vars)).err().expect(dsn).to_string();
+        for weak in ["disable", "prefer", "require", "verify-ca"] {
+            let e = error(&format!("host=h sslrootcert=system sslmode={weak}"), &vars);
+            assert!(
+                e.contains(&format!("weak sslmode \"{weak}\"")) && e.contains("verify-full"),
+                "{e}"
+            );
+        }
+        let e = error("host=h sslrootcert=system", &[("SSL_CERT_FILE", "/no/such/bundle.pem")]);
+        assert!(e.contains("SSL_CERT_FILE \"/no/such/bundle.pem\" is not a file"), "{e}");
+        // Without SSL_CERT_FILE, the distribution's bundle (this Debian has one).
+        let r = resolved("host=h sslrootcert=system", &[]);
+        assert!(r.sslrootcert.is_some_and(|f| f.is_file()));
     }
 
     #[test]
