@@ -15,16 +15,20 @@ const WPI: usize = 7;
 
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
+/// The costs of an l.i0 of `rows` single-row commits on the null connector,
+/// which spin-waits injected latencies under 2 ms: 1 ms of CPU per insert.
+fn spinning_load_costs(rows: u64) -> [Option<f64>; 10] {
+    let dir = tempfile::tempdir().unwrap();
+    let c = config(json!({
+        "db": "null:?latency=fixed:1ms", "steps": ["l.i0"], "rows_l_i0": rows, "rows_per_commit_l_i0": 1,
+    }));
+    step(&run(&c, dir.path()), "l.i0").costs()
+}
+
 #[test]
 fn a_busy_loop_of_known_cpu_time_is_what_the_client_cpu_per_operation_shows() {
     let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    let dir = tempfile::tempdir().unwrap();
-    // The null connector spin-waits injected latencies under 2 ms: 1 ms of CPU per insert.
-    let c = config(json!({
-        "db": "null:?latency=fixed:1ms", "steps": ["l.i0"], "rows_l_i0": 1500, "rows_per_commit_l_i0": 1,
-    }));
-    let out = run(&c, dir.path());
-    let costs = step(&out, "l.i0").costs();
+    let costs = spinning_load_costs(1500);
     let client = costs[CLIENT].expect("client CPU is readable on Linux");
     assert!(
         (client - 1000.0).abs() <= 200.0,
@@ -41,16 +45,11 @@ fn a_busy_loop_of_known_cpu_time_is_what_the_client_cpu_per_operation_shows() {
 #[test]
 fn a_step_shorter_than_a_clock_tick_still_shows_its_client_cpu() {
     let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    let dir = tempfile::tempdir().unwrap();
     // 5 ms of spinning in all: counted in 10 ms clock ticks it read as 0,
     // 10 or 20 ms (0, 2,000 or 4,000 µs per op). The step's own work (its
     // recorders' histograms) adds a little and a busy machine's preemption
     // takes some spinning time off the CPU: 3 to 9.5 ms in all.
-    let c = config(json!({
-        "db": "null:?latency=fixed:1ms", "steps": ["l.i0"], "rows_l_i0": 5, "rows_per_commit_l_i0": 1,
-    }));
-    let out = run(&c, dir.path());
-    let client = step(&out, "l.i0").costs()[CLIENT].expect("client CPU is readable on Linux");
+    let client = spinning_load_costs(5)[CLIENT].expect("client CPU is readable on Linux");
     assert!(
         (600.0..=1900.0).contains(&client),
         "client CPU {client} µs per op, expected 1,000 (600 to 1,900)"

@@ -189,10 +189,10 @@ def ratio_of_pairs(a: Values, b: Values, ci: float = 0.95) -> Ratio:
     When A and B alternate on one machine, round after round, the machine's
     drift (another tenant, a warmer cache, a slower hour) moves both figures
     of a round together, and :func:`ratio_of_means`, which takes the sides
-    as independent, counts that drift as noise on both. Pairing cancels it: the estimate is the geometric mean
-    of the rounds' ratios ``b[i] / a[i]``, and the interval is Student's t on
-    their logs, ``exp(mean(log r) ± t(ci, n-1) · sd(log r) / sqrt(n))``
-    (symmetric on the log scale, like the others). What it estimates is the
+    as independent, counts that drift as noise on both. Pairing cancels it:
+    the estimate is the geometric mean of the rounds' ratios ``b[i] / a[i]``,
+    and the interval is :func:`mean_interval` (Student's t) of their logs,
+    exponentiated (symmetric on the log scale, like the others). What it estimates is the
     typical (median) ratio of a round, which equals the ratio of means when
     the rounds' noise is multiplicative. Pairing costs degrees of freedom
     (``n - 1`` where independent repeats have about ``2(n - 1)``; with 2
@@ -213,11 +213,9 @@ def ratio_of_pairs(a: Values, b: Values, ci: float = 0.95) -> Ratio:
         bad = np.flatnonzero(x <= 0)
         if len(bad):
             raise ValueError(f"{side} holds {x[bad[0]]} in round {bad[0]}; a ratio needs positive figures")
-    logs = np.log(xb) - np.log(xa)
-    mean, se = float(np.mean(logs)), float(np.std(logs, ddof=1)) / math.sqrt(len(logs))
-    t = float(_scipy_stats.t.ppf((1 + ci) / 2, len(logs) - 1))
+    mean, low, high = mean_interval(np.log(xb) - np.log(xa), ci)
     method = "geometric mean of paired ratios (Student t on the log ratios)"
-    return Ratio(math.exp(mean), math.exp(mean - t * se), math.exp(mean + t * se), ci, method, len(xa), len(xb))
+    return Ratio(math.exp(mean), math.exp(low), math.exp(high), ci, method, len(xa), len(xb))
 
 
 def _autocorrelation(x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:

@@ -149,11 +149,8 @@ impl MysqlConnector {
         // A DSN without a host (`mysql://root@/test`, `mysql:///test`)
         // connects where the client would: the files' host, else MYSQL_HOST,
         // else localhost (the Unix socket).
-        let url = match options::with_host(&url, &client.host()) {
-            Some(filled) => filled,
-            None => url,
-        };
-        let base = url.split_once('?').map_or(url.as_str(), |(b, _)| b);
+        let url = options::with_host(&url, &client.host()).unwrap_or(url);
+        let (base, _) = super::dsn::split(&url);
         let opts = Opts::from_url(&url).map_err(|e| bad(format!("not a MySQL DSN: {e}")))?;
         let explicit_port = url::Url::parse(base).ok().and_then(|u| u.port());
         let port = match explicit_port {

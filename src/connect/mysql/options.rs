@@ -256,12 +256,8 @@ pub(crate) fn with_host(dsn: &str, host: &str) -> Option<String> {
         Some(at) => authority.split_at(at + 1),
         None => ("", authority),
     };
-    let named = if host_port.starts_with('[') {
-        true
-    } else {
-        !host_port.split(':').next().unwrap_or("").is_empty()
-    };
-    if named {
+    // No host: nothing, or a port alone.
+    if !(host_port.is_empty() || host_port.starts_with(':')) {
         return None;
     }
     // An IPv6 address goes in brackets, as in any URL.
