@@ -7,6 +7,10 @@
 //!   every run draws the same latencies unless `seed=N` picks other ones);
 //! * `insert_latency=`, `delete_latency=`, `query_latency=` — the same for
 //!   one kind of operation only (overriding `latency` for it);
+//! * `cpu=1ms` — every operation also burns that much of its thread's CPU
+//!   time (a spin on the thread's CPU clock, before any injected latency):
+//!   a CPU load of known size, which a busy machine's preemption cannot
+//!   shrink the way it shrinks a spin-wait's share of the CPU;
 //! * `stall=2s@5s` — operations that run 5 s after the connector opened wait
 //!   until 7 s (repeatable: `stall=2s@5s,1s@20s`);
 //! * `fail=delete@3` — the third delete of every session fails (`insert`,
@@ -42,6 +46,8 @@ pub struct NullConnector {
     dsn: String,
     /// Per operation kind: insert, delete, query.
     latency: [Latency; 3],
+    /// Thread CPU time every operation burns (`cpu=`).
+    cpu: Duration,
     stalls: Arc<Vec<(Duration, Duration)>>,
     fail: Option<(String, u64)>,
     deadlock: Option<(String, u64)>,
@@ -60,6 +66,7 @@ impl NullConnector {
         let duration = |d: &str| super::dsn::duration("db", d);
         let mut latency = [Latency::None; 3];
         let mut per_op: Vec<(usize, Latency)> = Vec::new();
+        let mut cpu = Duration::ZERO;
         let mut stalls = Vec::new();
         let mut fail = None;
         let mut deadlock = None;
@@ -108,6 +115,7 @@ impl NullConnector {
                         stalls.push((duration(at)?, duration(len)?));
                     }
                 }
+                "cpu" => cpu = duration(value)?,
                 "write" => write = super::dsn::size("db", value)? as usize,
                 "dir" => dir = std::path::PathBuf::from(value),
                 "seed" => {
@@ -134,7 +142,7 @@ impl NullConnector {
                     return Err(Error::config(
                         "db",
                         format!(
-                            "null: unknown option {key:?}; expected latency, insert_latency, delete_latency, query_latency, stall, fail, deadlock, write, dir or seed"
+                            "null: unknown option {key:?}; expected latency, insert_latency, delete_latency, query_latency, cpu, stall, fail, deadlock, write, dir or seed"
                         ),
                     ))
                 }
@@ -146,6 +154,7 @@ impl NullConnector {
         Ok(NullConnector {
             dsn: super::redact(&format!("null:{rest}")),
             latency,
+            cpu,
             stalls: Arc::new(stalls),
             fail,
             deadlock,
@@ -171,6 +180,7 @@ impl Connector for NullConnector {
     fn settings(&self) -> Vec<(String, String)> {
         vec![
             ("latency".into(), format!("{:?}", self.latency)),
+            ("cpu".into(), format!("{:?}", self.cpu)),
             ("stalls".into(), format!("{:?}", self.stalls)),
         ]
     }
@@ -217,6 +227,7 @@ impl NullConnector {
             file,
             block: vec![0x5a; self.write],
             latency: self.latency,
+            cpu: self.cpu,
             stalls: self.stalls.clone(),
             fail: self.fail.clone(),
             deadlock: self.deadlock.clone(),
@@ -233,6 +244,7 @@ struct NullSession {
     file: Option<std::fs::File>,
     block: Vec<u8>,
     latency: [Latency; 3],
+    cpu: Duration,
     stalls: Arc<Vec<(Duration, Duration)>>,
     fail: Option<(String, u64)>,
     deadlock: Option<(String, u64)>,
@@ -260,6 +272,25 @@ fn wait_until(deadline: Instant) {
     }
 }
 
+/// The CPU time the calling thread has used.
+fn thread_cpu() -> Duration {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime fills the timespec it is given; the thread CPU
+    // clock exists on every Linux and BSD.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    debug_assert_eq!(rc, 0, "the thread CPU clock is readable");
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+/// Spins until the calling thread has used `cpu` more CPU time: counted on
+/// the thread's own clock, so time the thread spends preempted does not count.
+fn burn_cpu(cpu: Duration) {
+    let until = thread_cpu() + cpu;
+    while thread_cpu() < until {
+        std::hint::spin_loop();
+    }
+}
+
 impl NullSession {
     /// Counts an operation of kind `op` (0 insert, 1 delete, 2 query) and fails it when asked to.
     fn count(&mut self, op: usize) -> Result<()> {
@@ -281,12 +312,17 @@ impl NullSession {
         Ok(())
     }
 
-    /// Spends the injected latency of an operation of kind `op` (0 insert, 1 delete, 2 query).
+    /// Spends the injected CPU time and latency of an operation of kind `op`
+    /// (0 insert, 1 delete, 2 query); the latency counts from the operation's
+    /// start, so it includes the CPU time.
     fn operate(&mut self, op: usize) -> Result<()> {
-        if self.latency[op] == Latency::None && self.stalls.is_empty() {
+        if self.latency[op] == Latency::None && self.stalls.is_empty() && self.cpu.is_zero() {
             return Ok(()); // no clock read: the harness alone is what gets measured
         }
         let start = Instant::now();
+        if !self.cpu.is_zero() {
+            burn_cpu(self.cpu);
+        }
         let since = start - self.opened;
         let mut end = start
             + match self.latency[op] {
@@ -412,5 +448,18 @@ mod tests {
         assert_eq!(draws("?latency=exp:1ms"), draws("?latency=exp:1ms&seed=0"));
         let e = NullConnector::new("?seed=x").err().unwrap().to_string();
         assert!(e.contains("seed"), "{e}");
+    }
+
+    #[test]
+    fn cpu_burns_that_much_of_the_threads_cpu_time_per_operation() {
+        let c = NullConnector::new("?cpu=5ms").unwrap();
+        let mut s = c.open_session().unwrap();
+        let before = thread_cpu();
+        s.get("t", b"k", &mut Vec::new()).unwrap();
+        let used = thread_cpu() - before;
+        assert!(used >= Duration::from_millis(5), "{used:?} of CPU, expected 5 ms");
+        assert!(used < Duration::from_millis(50), "{used:?} of CPU, expected 5 ms");
+        let e = NullConnector::new("?cpu=lots").err().unwrap().to_string();
+        assert!(e.contains("lots"), "{e}");
     }
 }
