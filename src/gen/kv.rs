@@ -249,10 +249,14 @@ impl KvBatch {
         self.spans.push((start, self.data.len()));
     }
 
-    /// Appends the span `start..end` of `pool`.
+    /// Appends the span `start..end` of `pool`, and starts loading its bytes:
+    /// the value sits at a hashed offset in a megabyte, mostly out of cache,
+    /// and the database copies it soon after (overwrite of 400-byte values
+    /// into RocksDB: 3% faster, docs/kv.md).
     #[inline]
     fn push_pooled(&mut self, pool: &Arc<[u8]>, start: usize, end: usize) {
         assert!(self.pooled || self.data.is_empty(), "{MIXED}");
+        super::prefetch::prefetch(&pool[start..end]);
         self.pooled = true;
         if !self.pool.as_ref().is_some_and(|p| Arc::ptr_eq(p, pool)) {
             self.pool = Some(Arc::clone(pool));

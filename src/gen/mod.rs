@@ -7,6 +7,7 @@ mod kv;
 mod parallel;
 mod permutation;
 mod pool;
+mod prefetch;
 mod query;
 mod rows;
 mod stream;
