@@ -371,6 +371,24 @@ fn sqlite_s_pages_and_each_disk_are_recorded_per_step_and_interval() {
 }
 
 #[test]
+fn a_step_ends_without_waiting_for_its_gauge_sampler_s_next_boundary() {
+    // The sampler parks until the next boundary (30 s here) and is woken
+    // when the step ends.
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite:{}", dir.path().join("db.sqlite").display());
+    let c = config(json!({"db": db, "steps": ["l.i0"], "rows_l_i0": 100, "interval_seconds": 30.0}));
+    let started = std::time::Instant::now();
+    let out = run(&c, dir.path());
+    let took = started.elapsed();
+    assert!(took < std::time::Duration::from_secs(10), "the run took {took:?}");
+    assert!(out
+        .results
+        .gauges
+        .iter()
+        .any(|(s, g)| s == "l.i0" && g.name == "pages_in_use"));
+}
+
+#[test]
 fn a_step_shorter_than_any_interval_still_has_its_gauges_read_once() {
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite:{}", dir.path().join("db.sqlite").display());

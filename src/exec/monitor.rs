@@ -77,7 +77,9 @@ impl<'a> HostSampler<'a> {
 /// The database's gauges, read on the step's interval grid by a thread of
 /// their own (a slow status query must not hold up the monitor, which
 /// cancels statements): one reading at the start, one at each boundary and
-/// one at the end. Returns the rows, and why sampling stopped early.
+/// one at the end. Between readings it parks until the next boundary:
+/// whoever sets `done` unparks it, so it wakes once per interval, not every
+/// few milliseconds to poll. Returns the rows, and why sampling stopped early.
 pub(super) fn sample_gauges(
     stats: &Mutex<Box<dyn ServerCounters>>,
     t0: Instant,
@@ -95,7 +97,7 @@ pub(super) fn sample_gauges(
     loop {
         let next = interval * boundary;
         while !done.load(Ordering::Relaxed) && t0.elapsed() < next {
-            std::thread::sleep(next.saturating_sub(t0.elapsed()).min(Duration::from_millis(20)));
+            std::thread::park_timeout(next.saturating_sub(t0.elapsed()));
         }
         let ended = done.load(Ordering::Relaxed);
         let start = interval * (boundary - 1);

@@ -255,6 +255,9 @@ pub(crate) fn run_step(plan: &StepPlan<'_>) -> StepOutcome {
             std::thread::sleep(sampler.tick(t0, max_sleep));
         }
         sampling_done.store(true, Ordering::Relaxed);
+        if let Some(g) = &gauge_thread {
+            g.thread().unpark(); // it parks until the next boundary
+        }
         if let Some(Ok(sampled)) = gauge_thread.map(|g| g.join()) {
             gauges = sampled;
         }
