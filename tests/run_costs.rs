@@ -17,8 +17,9 @@ static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// The costs of an l.i0 of `rows` single-row commits on the null connector,
 /// each burning 1 ms of its thread's CPU time, run on a core it shares with
-/// a busy loop, as a loaded CI machine shares them: a spin-wait of 1 ms
-/// (`latency=fixed:1ms`) got about half the core there and read ~500 µs.
+/// a busy loop, as a loaded CI machine shares them: there a spin-wait of
+/// 1 ms on the wall clock (`latency=fixed:1ms`) read 327–336 µs per op in
+/// the short step (CI read 391).
 fn spinning_load_costs(rows: u64) -> [Option<f64>; 10] {
     let dir = tempfile::tempdir().unwrap();
     let c = config(json!({

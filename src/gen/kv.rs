@@ -252,7 +252,7 @@ impl KvBatch {
     /// Appends the span `start..end` of `pool`, and starts loading its bytes:
     /// the value sits at a hashed offset in a megabyte, mostly out of cache,
     /// and the database copies it soon after (overwrite of 400-byte values
-    /// into RocksDB: 3% faster, docs/kv.md).
+    /// into RocksDB: 2–3% faster, docs/kv.md).
     #[inline]
     fn push_pooled(&mut self, pool: &Arc<[u8]>, start: usize, end: usize) {
         assert!(self.pooled || self.data.is_empty(), "{MIXED}");
