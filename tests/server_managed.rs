@@ -63,6 +63,51 @@ fn mariadb_starts_with_its_configuration_and_stops_clean() {
     stopped_and_removed(pid, dir);
 }
 
+/// A MariaDB ibench starts deletes no other server's temporary tables: at
+/// each start (and in mariadb-install-db) the server removes every `#sql*`
+/// file it may in its tmpdir, which was the shared /tmp, and two servers
+/// starting at once broke each other's install ("Unknown table
+/// 'mysql.tmp_user_sys'"). A tmpdir a configuration names still wins.
+#[test]
+fn a_mariadb_it_starts_keeps_its_temporary_files_to_itself() {
+    // Another server's temporary table, as the server's account could delete it.
+    let probe = std::env::temp_dir().join(format!("#sql-temptable-ibench-probe-{}.MAI", std::process::id()));
+    std::fs::write(&probe, b"").unwrap();
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        let chown = std::process::Command::new("chown")
+            .arg("mysql:mysql")
+            .arg(&probe)
+            .status();
+        assert!(chown.unwrap().success(), "chown mysql {}", probe.display());
+    }
+    let server = Managed::start(&spec(Kind::Mariadb, "")).unwrap();
+    let kept = probe.exists();
+    let _ = std::fs::remove_file(&probe);
+    assert!(kept, "starting a MariaDB deleted {}", probe.display());
+    let mut c = mysql::Conn::new(mysql::Opts::from_url(&server.dsn()).unwrap()).unwrap();
+    let tmpdir: Option<String> = c.query_first("SELECT @@tmpdir").unwrap();
+    assert!(
+        Path::new(&tmpdir.clone().unwrap()).starts_with(server.dir()),
+        "tmpdir {tmpdir:?} is not in {}",
+        server.dir().display()
+    );
+    drop(c);
+    server.stop(None).unwrap();
+
+    let own = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(own.path(), std::os::unix::fs::PermissionsExt::from_mode(0o1777)).unwrap();
+    let server = Managed::start(&spec(Kind::Mariadb, &format!("tmpdir = {}", own.path().display()))).unwrap();
+    let mut c = mysql::Conn::new(mysql::Opts::from_url(&server.dsn()).unwrap()).unwrap();
+    let tmpdir: Option<String> = c.query_first("SELECT @@tmpdir").unwrap();
+    assert_eq!(
+        tmpdir.as_deref().map(Path::new),
+        Some(own.path()),
+        "the configuration's tmpdir"
+    );
+    drop(c);
+    server.stop(None).unwrap();
+}
 #[test]
 fn a_refused_configuration_is_an_error_with_the_servers_log() {
     for (kind, bad) in [

@@ -1,9 +1,9 @@
-//! MySQL and MariaDB: a `my.cnf` of the server's own (the given
-//! configuration, then ibench's port, 127.0.0.1, socket and pid file, which
-//! win), a data directory from `mariadb-install-db` (root without a
-//! password) or `mysqld --initialize-insecure`, and the server started with
-//! `--defaults-file` as a child process; database `test` is created once it
-//! accepts connections.
+//! MySQL and MariaDB: a `my.cnf` of the server's own (a tmpdir in its
+//! directory, the given configuration, then ibench's port, 127.0.0.1,
+//! socket and pid file, which win), a data directory from
+//! `mariadb-install-db` (root without a password) or `mysqld
+//! --initialize-insecure`, and the server started with `--defaults-file` as
+//! a child process; database `test` is created once it accepts connections.
 
 use super::{find_binary, hand_over, path_dirs, setup, Kind, ServerSpec};
 use crate::error::{Error, Result};
@@ -30,10 +30,18 @@ pub(super) fn prepare(
     let fallbacks = installed();
     let server = find_binary(spec.bin.as_deref(), &["mariadbd", "mysqld"], &fallbacks)?;
     let data = dir.join("data");
+    // A tmpdir of its own: at every start (and in mariadb-install-db's
+    // bootstrap) the server deletes each `#sql*` file it may in its tmpdir,
+    // so a shared /tmp loses another server's temporary tables, and two
+    // servers starting at once break each other's installation.
+    let tmp = dir.join("tmp");
+    std::fs::create_dir(&tmp).map_err(super::io("cannot create", &tmp))?;
+    hand_over(&tmp, account)?;
     let cnf = dir.join("my.cnf");
     let text = format!(
-        "[mysqld]\ndatadir = {}\n\n# the given configuration\n{}\n\n# ibench's own, after it so that they win\n[mysqld]\nport = {port}\nbind-address = 127.0.0.1\nsocket = {}\npid-file = {}\n",
+        "[mysqld]\ndatadir = {}\ntmpdir = {}\n\n# the given configuration\n{}\n\n# ibench's own, after it so that they win\n[mysqld]\nport = {port}\nbind-address = 127.0.0.1\nsocket = {}\npid-file = {}\n",
         data.display(),
+        tmp.display(),
         spec.config,
         dir.join("mysqld.sock").display(),
         dir.join("mysqld.pid").display(),
