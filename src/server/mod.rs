@@ -122,6 +122,9 @@ fn server_account(name: &str) -> Result<Option<(u32, u32)>> {
     Ok(Some((uid, gid)))
 }
 
+/// How many ports [`Managed::start`] tries before it gives up.
+const PORT_ATTEMPTS: u32 = 3;
+
 /// A free TCP port on 127.0.0.1 (the kernel's choice; free when asked).
 fn free_port() -> Result<u16> {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(|source| Error::Io {
@@ -130,6 +133,15 @@ fn free_port() -> Result<u16> {
         source,
     })?;
     Ok(listener.local_addr().map(|a| a.port()).unwrap_or(0))
+}
+
+/// True when another process holds `port` on 127.0.0.1 (after the server
+/// that was to listen there has exited: it is not that server).
+fn port_taken(port: u16) -> bool {
+    matches!(
+        std::net::TcpListener::bind(("127.0.0.1", port)),
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse
+    )
 }
 
 fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> Error {
@@ -240,17 +252,31 @@ impl Managed {
     /// server on a free port and waits until it accepts connections. A
     /// server that refuses its configuration is an error with its log's tail.
     pub fn start(spec: &ServerSpec) -> Result<Managed> {
-        let account = server_account(spec.kind.user())?;
-        std::fs::create_dir_all(&spec.work_dir).map_err(io("cannot create", &spec.work_dir))?;
-        let dir = fresh_dir(&spec.work_dir, spec.kind)?;
-        let result = Self::start_in(spec, &dir, account);
-        if result.is_err() && !spec.keep_data {
-            let _ = std::fs::remove_dir_all(&dir);
-        }
-        result
+        Self::start_on(spec, free_port)
     }
 
-    fn start_in(spec: &ServerSpec, dir: &Path, account: Option<(u32, u32)>) -> Result<Managed> {
+    /// [`Managed::start`] on the ports `ports` gives: another process can
+    /// take a free port before the server binds it, and then the server
+    /// starts again, in a fresh directory, on the next one.
+    fn start_on(spec: &ServerSpec, mut ports: impl FnMut() -> Result<u16>) -> Result<Managed> {
+        let account = server_account(spec.kind.user())?;
+        std::fs::create_dir_all(&spec.work_dir).map_err(io("cannot create", &spec.work_dir))?;
+        for attempt in 1.. {
+            let dir = fresh_dir(&spec.work_dir, spec.kind)?;
+            let port = ports()?;
+            let result = Self::start_in(spec, &dir, account, port);
+            let again = result.is_err() && attempt < PORT_ATTEMPTS && port_taken(port);
+            if result.is_err() && (again || !spec.keep_data) {
+                let _ = std::fs::remove_dir_all(&dir);
+            }
+            if !again {
+                return result;
+            }
+        }
+        unreachable!("the last attempt returns")
+    }
+
+    fn start_in(spec: &ServerSpec, dir: &Path, account: Option<(u32, u32)>, port: u16) -> Result<Managed> {
         // The server's user must be able to reach and own its directory.
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).map_err(io("cannot open up", dir))?;
         hand_over(dir, account)?;
@@ -269,7 +295,6 @@ impl Managed {
                 }
             }
         }
-        let port = free_port()?;
         let log = dir.join("server.log");
         let (mut cmd, version) = match spec.kind {
             Kind::Postgres => postgres::prepare(spec, dir, port, account)?,
@@ -335,9 +360,13 @@ impl Managed {
                     ),
                 ));
             }
+            // Asked through the server's own socket: another process may
+            // listen on its port, and only this server answers there (both
+            // servers bind their TCP port before they create the socket, and
+            // exit when they cannot).
             let ready = match self.kind {
-                Kind::Postgres => postgres::ready(self.port),
-                Kind::Mariadb | Kind::Mysql => mysql::ready(self.port),
+                Kind::Postgres => postgres::ready(&self.dir, self.port),
+                Kind::Mariadb | Kind::Mysql => mysql::ready(&self.dir),
             };
             if ready {
                 return Ok(());
@@ -465,5 +494,70 @@ impl Drop for Managed {
         if !self.keep_data {
             let _ = std::fs::remove_dir_all(&self.dir);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ::mysql::prelude::Queryable;
+
+    /// A directory of the test's own, which the server's user can reach.
+    fn work_dir() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        dir
+    }
+
+    fn spec(kind: Kind, work_dir: &Path) -> ServerSpec {
+        ServerSpec {
+            kind,
+            bin: None,
+            config: String::new(),
+            work_dir: work_dir.to_path_buf(),
+            keep_data: false,
+        }
+    }
+
+    /// The port taken by another server between the choice and the bind:
+    /// that server answers on it, so only the socket tells the two apart.
+    #[test]
+    fn a_port_another_postgres_took_is_not_mistaken_for_ours() {
+        let work = work_dir();
+        let other = Managed::start(&spec(Kind::Postgres, work.path())).unwrap();
+        let mut ports = [Ok(other.port())].into_iter().chain(std::iter::repeat_with(free_port));
+        let ours = Managed::start_on(&spec(Kind::Postgres, work.path()), || ports.next().unwrap()).unwrap();
+        assert_ne!(ours.port(), other.port());
+        let mut c = ::postgres::Client::connect(&ours.dsn(), ::postgres::NoTls).unwrap();
+        let data: String = c.query_one("SHOW data_directory", &[]).unwrap().get(0);
+        assert_eq!(
+            Path::new(&data).canonicalize().unwrap(),
+            ours.dir().join("data").canonicalize().unwrap(),
+            "the DSN reaches this server"
+        );
+        drop(c);
+        let dirs = std::fs::read_dir(work.path()).unwrap().count();
+        assert_eq!(dirs, 2, "the first attempt's directory is removed");
+    }
+
+    /// A port held by something that accepts connections and never answers:
+    /// the start neither waits on it nor gives up.
+    #[test]
+    fn mariadb_starts_on_the_next_port_when_its_port_is_held() {
+        let work = work_dir();
+        let held = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = held.local_addr().unwrap().port();
+        let mut ports = [Ok(port)].into_iter().chain(std::iter::repeat_with(free_port));
+        let ours = Managed::start_on(&spec(Kind::Mariadb, work.path()), || ports.next().unwrap()).unwrap();
+        assert_ne!(ours.port(), port);
+        let mut c = ::mysql::Conn::new(::mysql::Opts::from_url(&ours.dsn()).unwrap()).unwrap();
+        let data: Option<String> = c.query_first("SELECT @@datadir").unwrap();
+        let data = PathBuf::from(data.unwrap());
+        assert_eq!(
+            data.canonicalize().unwrap(),
+            ours.dir().join("data").canonicalize().unwrap()
+        );
+        assert_eq!(std::fs::read_dir(work.path()).unwrap().count(), 1);
+        drop(held);
     }
 }

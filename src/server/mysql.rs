@@ -43,7 +43,7 @@ pub(super) fn prepare(
         data.display(),
         tmp.display(),
         spec.config,
-        dir.join("mysqld.sock").display(),
+        socket(dir).display(),
         dir.join("mysqld.pid").display(),
     );
     std::fs::write(&cnf, text).map_err(super::io("cannot write", &cnf))?;
@@ -88,15 +88,20 @@ pub(super) fn prepare(
     Ok((start, version))
 }
 
-/// True once the server accepts a connection (and has database `test`).
-pub(super) fn ready(port: u16) -> bool {
+/// True once the server accepts a connection on its socket in `dir` (and
+/// has database `test`).
+pub(super) fn ready(dir: &Path) -> bool {
     let opts = mysql::OptsBuilder::new()
-        .ip_or_hostname(Some("127.0.0.1"))
-        .tcp_port(port)
+        .socket(Some(socket(dir).to_string_lossy()))
         .user(Some("root"))
         .tcp_connect_timeout(Some(std::time::Duration::from_secs(1)));
     match mysql::Conn::new(opts) {
         Ok(mut c) => c.query_drop("CREATE DATABASE IF NOT EXISTS test").is_ok(),
         Err(_) => false,
     }
+}
+
+/// The server's socket, in its directory `dir`.
+fn socket(dir: &Path) -> PathBuf {
+    dir.join("mysqld.sock")
 }

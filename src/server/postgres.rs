@@ -64,8 +64,14 @@ pub(super) fn prepare(
     Ok((start, version))
 }
 
-/// True once the server accepts a connection.
-pub(super) fn ready(port: u16) -> bool {
-    let dsn = format!("postgres://postgres@127.0.0.1:{port}/postgres?connect_timeout=1");
-    postgres::Client::connect(&dsn, postgres::NoTls).is_ok()
+/// True once the server accepts a connection on its socket in `dir`.
+pub(super) fn ready(dir: &Path, port: u16) -> bool {
+    postgres::Config::new()
+        .host_path(dir)
+        .port(port)
+        .user("postgres")
+        .dbname("postgres")
+        .connect_timeout(std::time::Duration::from_secs(1))
+        .connect(postgres::NoTls)
+        .is_ok()
 }
