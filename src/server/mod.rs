@@ -2,7 +2,9 @@
 //! mariadb-install-db or mysqld --initialize-insecure), the given
 //! configuration appended to it, a free port on 127.0.0.1, the user the
 //! server needs (ibench running as root starts PostgreSQL as `postgres`,
-//! MySQL/MariaDB as `mysql`), a wait until it accepts connections, and a
+//! MySQL/MariaDB as `mysql`), a wait until it accepts connections (asked
+//! through its own socket, so another process on its port cannot pass for
+//! it; a port taken before the server bound it means another port), and a
 //! clean stop that leaves nothing running and removes the data directory
 //! (unless kept). Dropping a [`Managed`] server stops it too, so no path
 //! (an error, a stop request, a panic) leaves one behind.
