@@ -89,15 +89,16 @@ fn a_step_shorter_than_a_clock_tick_still_shows_its_client_cpu() {
     let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     // 5 ms of CPU in all: counted in 10 ms clock ticks it read as 0, 10 or
     // 20 ms (0, 2,000 or 4,000 µs per op). The step's own work (its
-    // recorders' histograms) adds a little: up to 9.5 ms in all. And
-    // getrusage can read a little less than the threads' CPU clocks spun:
-    // since Linux 4.8 the process's total leaves out another thread's time
-    // not yet accounted (commit a1eb1411b4e4); CI once read 994 µs per op.
-    let client = spinning_load_costs(5)[CLIENT].expect("client CPU is readable on Linux");
-    assert!(
-        (900.0..=1900.0).contains(&client),
-        "client CPU {client} µs per op, expected 1,000 (900 to 1,900)"
-    );
+    // recorders' histograms) adds a little: 5 to 9.5 ms in all. Four steps:
+    // when the step's first sample followed the workers' release, the
+    // worker, on the shared core, often spun before it (CI read 891 and 994).
+    for _ in 0..4 {
+        let client = spinning_load_costs(5)[CLIENT].expect("client CPU is readable on Linux");
+        assert!(
+            (1000.0..=1900.0).contains(&client),
+            "client CPU {client} µs per op, expected 1,000 (1,000 to 1,900)"
+        );
+    }
 }
 
 #[test]

@@ -187,6 +187,8 @@ pub(crate) fn run_step(plan: &StepPlan<'_>) -> StepOutcome {
                         *shared.interrupters[index].lock().unwrap_or_else(|p| p.into_inner()) =
                             conn.interrupter().map(|i| (i, role.long()));
                     }
+                    // Connected; then released once the step's first sample is taken.
+                    barrier.wait();
                     barrier.wait();
                     let t0 = *shared.start.get_or_init(Instant::now);
                     let mut rec = worker.recorder(role.op(), t0, is_paced);
@@ -219,10 +221,14 @@ pub(crate) fn run_step(plan: &StepPlan<'_>) -> StepOutcome {
                 )]);
             }
         }
+        // Every worker connected: the first sample, then their release. A
+        // sample taken after the release missed what the workers did before
+        // this thread got to it (on a busy core, whole operations of CPU).
+        barrier.wait();
+        let mut sampler = HostSampler::start(&plan.probe.servers, &plan.probe.disks, interval);
         barrier.wait();
         t0 = *shared.start.get_or_init(Instant::now);
         started_at_us = plan.start_at_us.unwrap_or_else(unix_micros);
-        let mut sampler = HostSampler::start(&plan.probe.servers, &plan.probe.disks, interval);
         let done = &sampling_done;
         let gauge_thread = plan
             .stats
