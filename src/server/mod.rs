@@ -263,19 +263,23 @@ impl Managed {
     fn start_on(spec: &ServerSpec, mut ports: impl FnMut() -> Result<u16>) -> Result<Managed> {
         let account = server_account(spec.kind.user())?;
         std::fs::create_dir_all(&spec.work_dir).map_err(io("cannot create", &spec.work_dir))?;
-        for attempt in 1.. {
+        let mut attempt = 1;
+        loop {
             let dir = fresh_dir(&spec.work_dir, spec.kind)?;
             let port = ports()?;
-            let result = Self::start_in(spec, &dir, account, port);
-            let again = result.is_err() && attempt < PORT_ATTEMPTS && port_taken(port);
-            if result.is_err() && (again || !spec.keep_data) {
+            let e = match Self::start_in(spec, &dir, account, port) {
+                Ok(server) => return Ok(server),
+                Err(e) => e,
+            };
+            let again = attempt < PORT_ATTEMPTS && port_taken(port);
+            if again || !spec.keep_data {
                 let _ = std::fs::remove_dir_all(&dir);
             }
             if !again {
-                return result;
+                return Err(e);
             }
+            attempt += 1;
         }
-        unreachable!("the last attempt returns")
     }
 
     fn start_in(spec: &ServerSpec, dir: &Path, account: Option<(u32, u32)>, port: u16) -> Result<Managed> {
