@@ -93,7 +93,7 @@ def test_bad_key_value_parameters_are_refused_by_name(tmp_path: Path) -> None:
         with pytest.raises(ibench.ConfigError, match=f"invalid {name}"):
             ibench.run(preset="kv-quick", out=tmp_path, progress=False, **params)
     # RocksDB's own options parser refuses the misspelt name, naming it.
-    with pytest.raises(ibench.ConfigError, match="rocksdb refused the options.*not recognized: compresion"):
+    with pytest.raises(ibench.ConfigError, match="rocksdb refused the option .*not recognized: compresion"):
         ibench.run(db=f"rocksdb:{tmp_path}/db?compresion=lz4", preset="kv-quick", out=tmp_path, progress=False)
 
 

@@ -17,8 +17,8 @@ use crate::stop::Stop;
 use batch::Edit;
 use rocksdb::statistics::{Histogram, Ticker};
 use rocksdb::{
-    BlockBasedOptions, BoundColumnFamily, Cache, DBCompactionStyle, DBCompressionType, DBWithThreadMode, MultiThreaded,
-    Options, ReadOptions, UniversalCompactOptions, WaitForCompactOptions,
+    BlockBasedOptions, BoundColumnFamily, Cache, DBWithThreadMode, MultiThreaded, Options, ReadOptions,
+    WaitForCompactOptions,
 };
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -29,24 +29,17 @@ type Db = DBWithThreadMode<MultiThreaded>;
 /// The DSN options, as given (None: RocksDB's default).
 #[derive(Clone, Debug, Default, PartialEq)]
 struct DsnOptions {
-    compaction_style: Option<DBCompactionStyle>,
-    compression: Option<DBCompressionType>,
-    compression_per_level: Option<Vec<DBCompressionType>>,
-    bottommost_compression: Option<DBCompressionType>,
-    compression_size_percent: Option<i32>,
-    write_buffer_size: Option<usize>,
-    max_write_buffer_number: Option<i32>,
-    max_background_jobs: Option<i32>,
-    subcompactions: Option<u32>,
     block_cache: Option<usize>,
     block_cache_type: CacheKind,
-    num_levels: Option<i32>,
     wal: bool,
     sync: bool,
     /// RocksDB's perf context level on the sessions' threads.
     perf_level: PerfLevel,
-    /// Every other option, for RocksDB's own options parser: DBOptions and
-    /// ColumnFamilyOptions by name, in the order given (an options file's first).
+    /// The options for RocksDB's own options parser: DBOptions and
+    /// ColumnFamilyOptions by RocksDB's names, in the order given (an options
+    /// file's where it is given), the named ones translated
+    /// (`compression=lz4` as `compression=kLZ4Compression`), so that a later
+    /// option overrides an earlier one whichever way each was given.
     raw: Pairs,
     /// Block-based table options (`table.NAME=VALUE`, or an options file's
     /// `[TableOptions/BlockBasedTable ...]` section).
@@ -174,14 +167,18 @@ fn bad(name: &str, value: &str, expected: &str) -> Error {
     Error::config(name, format!("{value:?} is not valid; expected {expected}"))
 }
 
-fn compression(name: &str, v: &str) -> Result<DBCompressionType> {
+/// A compression's name in RocksDB's options syntax: ibench's short names,
+/// or RocksDB's own (`kZSTD`), which its parser checks.
+fn compression(name: &str, v: &str) -> Result<String> {
     Ok(match v {
-        "none" | "no" => DBCompressionType::None,
-        "snappy" => DBCompressionType::Snappy,
-        "lz4" => DBCompressionType::Lz4,
-        "zstd" => DBCompressionType::Zstd,
-        _ => return Err(bad(name, v, "none, snappy, lz4 or zstd")),
-    })
+        "none" | "no" => "kNoCompression",
+        "snappy" => "kSnappyCompression",
+        "lz4" => "kLZ4Compression",
+        "zstd" => "kZSTD",
+        _ if v.starts_with('k') => v,
+        _ => return Err(bad(name, v, "none, snappy, lz4, zstd or RocksDB's name (kZSTD, ...)")),
+    }
+    .to_string())
 }
 
 /// A size in bytes (docs/kv.md: `64M`, `64MiB`, `1048576`).
@@ -191,6 +188,47 @@ fn size(name: &str, v: &str) -> Result<usize> {
 
 fn int<T: std::str::FromStr>(name: &str, v: &str, expected: &str) -> Result<T> {
     v.parse().map_err(|_| bad(name, v, expected))
+}
+
+/// A named option of the DSN's own vocabulary as (RocksDB's name, its value
+/// in RocksDB's options syntax); None for a name that is not one of them.
+fn named(name: &str, v: &str) -> Result<Option<(&'static str, String)>> {
+    Ok(Some(match name {
+        "compaction_style" => (
+            "compaction_style",
+            match v {
+                "level" | "leveled" => "kCompactionStyleLevel",
+                "universal" => "kCompactionStyleUniversal",
+                "fifo" => "kCompactionStyleFIFO",
+                _ if v.starts_with("kCompactionStyle") => v,
+                _ => return Err(bad(name, v, "level, universal or fifo")),
+            }
+            .to_string(),
+        ),
+        "compression" => ("compression", compression(name, v)?),
+        "compression_per_level" => (
+            "compression_per_level",
+            v.split([',', ':'])
+                .map(|c| compression(name, c))
+                .collect::<Result<Vec<_>>>()?
+                .join(":"),
+        ),
+        "bottommost_compression" => ("bottommost_compression", compression(name, v)?),
+        // Only this field of the universal options: the others keep their values.
+        "compression_size_percent" => (
+            "compaction_options_universal",
+            format!(
+                "{{compression_size_percent={}}}",
+                int::<i32>(name, v, "an integer percentage, or -1")?
+            ),
+        ),
+        "write_buffer_size" => ("write_buffer_size", size(name, v)?.to_string()),
+        "max_write_buffer_number" => ("max_write_buffer_number", int::<i32>(name, v, "a count")?.to_string()),
+        "max_background_jobs" => ("max_background_jobs", int::<i32>(name, v, "a count")?.to_string()),
+        "subcompactions" => ("max_subcompactions", int::<u32>(name, v, "a count")?.to_string()),
+        "num_levels" => ("num_levels", int::<i32>(name, v, "a count of levels")?.to_string()),
+        _ => return Ok(None),
+    }))
 }
 
 impl DsnOptions {
@@ -208,26 +246,6 @@ impl DsnOptions {
                 ));
             }
             match name {
-                "compaction_style" => {
-                    o.compaction_style = Some(match v {
-                        "level" | "leveled" => DBCompactionStyle::Level,
-                        "universal" => DBCompactionStyle::Universal,
-                        "fifo" => DBCompactionStyle::Fifo,
-                        _ => return Err(bad(name, v, "level, universal or fifo")),
-                    })
-                }
-                "compression" => o.compression = Some(compression(name, v)?),
-                "compression_per_level" => {
-                    o.compression_per_level = Some(v.split(',').map(|c| compression(name, c)).collect::<Result<_>>()?)
-                }
-                "bottommost_compression" => o.bottommost_compression = Some(compression(name, v)?),
-                "compression_size_percent" => {
-                    o.compression_size_percent = Some(int(name, v, "an integer percentage, or -1")?)
-                }
-                "write_buffer_size" => o.write_buffer_size = Some(size(name, v)?),
-                "max_write_buffer_number" => o.max_write_buffer_number = Some(int(name, v, "a count")?),
-                "max_background_jobs" => o.max_background_jobs = Some(int(name, v, "a count")?),
-                "subcompactions" => o.subcompactions = Some(int(name, v, "a count")?),
                 "block_cache" => o.block_cache = Some(size(name, v)?),
                 "block_cache_type" => {
                     o.block_cache_type = match v {
@@ -236,7 +254,6 @@ impl DsnOptions {
                         _ => return Err(bad(name, v, "lru or hyper_clock")),
                     }
                 }
-                "num_levels" => o.num_levels = Some(int(name, v, "a count of levels")?),
                 "wal" => o.wal = crate::connect::dsn::switch(name, v)?,
                 "sync" => o.sync = crate::connect::dsn::switch(name, v)?,
                 "perf_level" => o.perf_level = perf_level(name, v)?,
@@ -246,10 +263,11 @@ impl DsnOptions {
                     o.raw.splice(0..0, raw);
                     o.table.splice(0..0, table);
                 }
-                _ => match name.strip_prefix(TABLE_PREFIX) {
-                    Some(table) => o.table.push((table.to_string(), v.to_string())),
+                _ => match (name.strip_prefix(TABLE_PREFIX), named(name, v)?) {
+                    (Some(table), _) => o.table.push((table.to_string(), v.to_string())),
+                    (None, Some((rocksdb_name, value))) => o.raw.push((rocksdb_name.to_string(), value)),
                     // Any other name is RocksDB's to accept or refuse (Options::get_options_from_string).
-                    None => o.raw.push((name.to_string(), v.to_string())),
+                    (None, None) => o.raw.push((name.to_string(), v.to_string())),
                 },
             }
             o.given.push((name.to_string(), v.to_string()));
@@ -277,9 +295,10 @@ impl DsnOptions {
         Ok(o)
     }
 
-    /// The text RocksDB's options parser reads: `name=value;...`, the table
-    /// options as `block_based_table_factory={...}`; None when there is none.
-    fn parser_text(&self) -> Option<String> {
+    /// What RocksDB's options parser reads, in order: each option as
+    /// `name=value`, then the table options as one
+    /// `block_based_table_factory={...}`.
+    fn parser_pairs(&self) -> Vec<String> {
         let mut parts: Vec<String> = self.raw.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let mut table: Vec<String> = self.table.iter().map(|(k, v)| format!("{k}={v}")).collect();
         if let (Some(bytes), false) = (self.block_cache, table.is_empty()) {
@@ -289,18 +308,25 @@ impl DsnOptions {
         if !table.is_empty() {
             parts.push(format!("block_based_table_factory={{{}}}", table.join(";")));
         }
-        (!parts.is_empty()).then(|| parts.join(";"))
+        parts
     }
 
-    /// The options of the database and of the `kv` column family: the named
-    /// ones, then every other one through RocksDB's own options parser, which
-    /// refuses an unknown name or a bad value by name.
+    /// The options of the database and of the `kv` column family: every
+    /// option through RocksDB's own options parser, which refuses an unknown
+    /// name or a bad value by name. One option per parse: the parser reads a
+    /// text into a map, where a name given twice (an options file's
+    /// `compaction_options_universal={...}`, then the DSN's) would keep only
+    /// the last value whole; parsed in turn, a struct's fields merge and a
+    /// later scalar overrides an earlier one.
     fn options(&self) -> Result<Options> {
         let mut opts = self.named_options();
-        if let Some(text) = self.parser_text() {
+        let pairs = self.parser_pairs();
+        for pair in &pairs {
             opts = opts
-                .get_options_from_string(&text)
-                .map_err(|e| Error::config("db", format!("rocksdb refused the options {text:?}: {e}")))?;
+                .get_options_from_string(pair)
+                .map_err(|e| Error::config("db", format!("rocksdb refused the option {pair:?}: {e}")))?;
+        }
+        if !pairs.is_empty() {
             // What ibench needs of every database, whatever the options say.
             opts.create_if_missing(true);
             opts.create_missing_column_families(true);
@@ -311,44 +337,13 @@ impl DsnOptions {
         Ok(opts)
     }
 
-    /// The options named in the DSN's own vocabulary (compression names, sizes with suffixes).
+    /// What every database gets, and the block cache when no table option
+    /// goes through RocksDB's parser (which makes LRU caches only).
     fn named_options(&self) -> Options {
         let mut opts = Options::default();
         opts.create_if_missing(true);
         opts.create_missing_column_families(true);
         opts.enable_statistics();
-        if let Some(style) = self.compaction_style {
-            opts.set_compaction_style(style);
-        }
-        if let Some(c) = self.compression {
-            opts.set_compression_type(c);
-        }
-        if let Some(levels) = &self.compression_per_level {
-            opts.set_compression_per_level(levels);
-        }
-        if let Some(c) = self.bottommost_compression {
-            opts.set_bottommost_compression_type(c);
-        }
-        if let Some(p) = self.compression_size_percent {
-            let mut uco = UniversalCompactOptions::default();
-            uco.set_compression_size_percent(p);
-            opts.set_universal_compaction_options(&uco);
-        }
-        if let Some(n) = self.write_buffer_size {
-            opts.set_write_buffer_size(n);
-        }
-        if let Some(n) = self.max_write_buffer_number {
-            opts.set_max_write_buffer_number(n);
-        }
-        if let Some(n) = self.max_background_jobs {
-            opts.set_max_background_jobs(n);
-        }
-        if let Some(n) = self.subcompactions {
-            opts.set_max_subcompactions(n);
-        }
-        if let Some(n) = self.num_levels {
-            opts.set_num_levels(n);
-        }
         if let (Some(bytes), true) = (self.block_cache, self.table.is_empty()) {
             let mut table = BlockBasedOptions::default();
             table.set_block_cache(&match self.block_cache_type {
@@ -976,11 +971,35 @@ mod tests {
             "compaction_style=universal&compression=lz4&bottommost_compression=zstd&write_buffer_size=8MB&wal=off&block_cache=1G",
         )
         .unwrap();
-        assert_eq!(o.compaction_style, Some(DBCompactionStyle::Universal));
-        assert_eq!(o.bottommost_compression, Some(DBCompressionType::Zstd));
-        assert_eq!(o.write_buffer_size, Some(8 << 20));
+        let raw =
+            |pairs: &[(&str, &str)]| -> Pairs { pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect() };
+        assert_eq!(
+            o.raw,
+            raw(&[
+                ("compaction_style", "kCompactionStyleUniversal"),
+                ("compression", "kLZ4Compression"),
+                ("bottommost_compression", "kZSTD"),
+                ("write_buffer_size", "8388608"),
+            ])
+        );
         assert_eq!(o.block_cache, Some(1 << 30));
         assert!(!o.wal);
+        let o = DsnOptions::parse(
+            "compression_per_level=none,none,lz4,zstd&compression_size_percent=80&subcompactions=2&compression=kZSTD",
+        )
+        .unwrap();
+        assert_eq!(
+            o.raw,
+            raw(&[
+                (
+                    "compression_per_level",
+                    "kNoCompression:kNoCompression:kLZ4Compression:kZSTD"
+                ),
+                ("compaction_options_universal", "{compression_size_percent=80}"),
+                ("max_subcompactions", "2"),
+                ("compression", "kZSTD"),
+            ])
+        );
         for (bad, name) in [
             ("compression=lzma", "invalid compression"),
             ("write_buffer_size=lots", "invalid write_buffer_size"),
@@ -1093,7 +1112,7 @@ mod tests {
                 .expect("refused")
                 .to_string();
             assert!(
-                e.starts_with("invalid db: rocksdb refused the options") && e.contains(named),
+                e.starts_with("invalid db: rocksdb refused the option") && e.contains(named),
                 "{bad}: {e}"
             );
         }
@@ -1131,6 +1150,50 @@ mod tests {
         .unwrap()
         .to_string();
         assert!(e.contains("/nonexistent/OPTIONS"), "{e}");
+    }
+
+    /// A named option overrides an options file's value as a RocksDB name
+    /// does: the DSN's options come after the file's, whichever way they are
+    /// written, and a named option changes only its own field.
+    #[test]
+    fn named_options_override_an_options_file_too() {
+        let first = tempfile::tempdir().unwrap();
+        let a = RocksdbConnector::new(&format!(
+            "{}?compression=snappy&write_buffer_size=4M&compaction_style=universal\
+             &compaction_options_universal={{size_ratio=7;max_merge_width=9}}&max_background_jobs=3&num_levels=5",
+            first.path().display()
+        ))
+        .unwrap();
+        let universal = option(
+            &a.resolved_options().unwrap(),
+            "CFOptions default",
+            "compaction_options_universal",
+        )
+        .unwrap()
+        .to_string();
+        assert!(universal.contains("size_ratio=7;"), "{universal}");
+        let copy = first.path().join("published-OPTIONS.ini");
+        std::fs::copy(a.options_file().unwrap(), &copy).unwrap();
+        let second = tempfile::tempdir().unwrap();
+        let b = RocksdbConnector::new(&format!(
+            "{}?options_file={}&compression=zstd&write_buffer_size=1M&compression_size_percent=80\
+             &max_background_jobs=5&num_levels=6&subcompactions=2",
+            second.path().display(),
+            copy.display()
+        ))
+        .unwrap();
+        let rows = b.resolved_options().unwrap();
+        let cf = "CFOptions kv";
+        assert_eq!(option(&rows, cf, "compression"), Some("kZSTD"));
+        assert_eq!(option(&rows, cf, "write_buffer_size"), Some("1048576"));
+        assert_eq!(option(&rows, cf, "num_levels"), Some("6"));
+        assert_eq!(option(&rows, cf, "compaction_style"), Some("kCompactionStyleUniversal"));
+        let universal = option(&rows, cf, "compaction_options_universal").unwrap();
+        for part in ["compression_size_percent=80", "size_ratio=7", "max_merge_width=9"] {
+            assert!(universal.contains(part), "{universal}");
+        }
+        assert_eq!(option(&rows, "DBOptions", "max_background_jobs"), Some("5"));
+        assert_eq!(option(&rows, "DBOptions", "max_subcompactions"), Some("2"));
     }
 
     #[test]
