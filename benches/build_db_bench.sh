@@ -15,6 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 target="${CARGO_TARGET_DIR:-/var/cache/ibench-target}"
 out="${1:-$target/db_bench}"
+mkdir -p "$(dirname "$out")"
 
 if [ ! -e /usr/include/gflags/gflags.h ]; then
   echo "installing libgflags-dev (db_bench parses its flags with gflags)"
