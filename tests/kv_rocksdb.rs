@@ -312,3 +312,40 @@ fn stall_time_is_at_most_the_step_with_several_writers_and_adds_up_over_its_inte
     assert!(user > 0.9 * e.user_bytes as f64, "{user} vs {}", e.user_bytes);
     assert!(!gauge("compaction_write_bytes_per_s").is_empty());
 }
+
+#[test]
+fn a_read_step_on_a_vector_memtable_is_warned_and_one_on_a_skip_list_is_not() {
+    // RocksDB sorts a vector memtable that takes writes for every point read
+    // and iterator: a user who runs reads on a published fillseq's options
+    // waits minutes for what takes a second, so the run says why.
+    let reads_warned = |db_options: &str, step_options: serde_json::Value| -> Vec<String> {
+        let dir = tempfile::tempdir().unwrap();
+        let c = config(json!({
+            "db": format!("rocksdb:{}?{db_options}", dir.path().join("db").display()),
+            "steps": ["fillseq", "readrandom", "updaterandom", "overwrite"],
+            "num": 2000,
+            "reads": 200,
+            "writes": 200,
+            "step_options": step_options,
+        }));
+        let out = run(&c, dir.path());
+        assert_eq!(out.results.run.status, "ok", "{:?}", out.results.run.error);
+        out.results
+            .run
+            .warnings
+            .iter()
+            .filter(|w| w.contains("the memtable is a vector"))
+            .map(|w| w.split(':').next().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(
+        reads_warned("memtable_factory=vector", json!({})),
+        ["readrandom", "updaterandom"]
+    );
+    // benchmark.sh's way: the vector memtable for fillseq only.
+    assert!(reads_warned(
+        "wal=on",
+        json!({"fillseq": "wal=off&memtable_factory=vector&allow_concurrent_memtable_write=false"})
+    )
+    .is_empty());
+}

@@ -188,6 +188,12 @@ pub trait Connector: Send + Sync {
     fn kv_only(&self) -> bool {
         false
     }
+    /// Why every read of the key/value table costs far more than a read
+    /// should, when its options make it so (RocksDB's vector memtable);
+    /// None otherwise.
+    fn read_caveat(&self) -> Option<String> {
+        None
+    }
     /// False for a database that keeps nothing it is given (null): verify skips it.
     fn stores_data(&self) -> bool {
         true

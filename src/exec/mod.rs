@@ -564,6 +564,13 @@ impl Runner {
                 state.kv_known = true;
             }
         }
+        if let Step::Kv(op) = step {
+            if op.reads() || op == KvOp::UpdateRandom {
+                if let Some(caveat) = self.connector.read_caveat() {
+                    self.warn(observer, format!("{step}: {caveat}"));
+                }
+            }
+        }
         let counters_before = self.counters(observer, false);
         let before = self.connector.sizes(&table_names);
         let engine_before = self.connector.engine_counters();

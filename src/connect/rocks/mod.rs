@@ -625,6 +625,18 @@ impl Connector for RocksdbConnector {
     fn kv_only(&self) -> bool {
         true
     }
+    fn read_caveat(&self) -> Option<String> {
+        let options = self.resolved_options().ok()?;
+        let factory = options
+            .iter()
+            .find(|(s, k, _)| *s == format!("CFOptions {KV_TABLE}") && k == "memtable_factory")?;
+        factory.2.contains("VectorRepFactory").then(|| {
+            "the memtable is a vector (memtable_factory=vector): RocksDB sorts a vector memtable that takes \
+             writes for every point read and every iterator, so each read sorts it; benchmark.sh uses it for \
+             fillseq only (step_options), and memtable_factory=skip_list is RocksDB's default"
+                .to_string()
+        })
+    }
 }
 
 /// The column family a session last used, looked up by name when the
