@@ -468,6 +468,13 @@ fn parse_options_file(text: &str) -> Vec<(String, String, String)> {
     out
 }
 
+/// An option's value in an options file's rows: (section, name, value).
+fn option<'a>(rows: &'a [(String, String, String)], section: &str, name: &str) -> Option<&'a str> {
+    rows.iter()
+        .find(|(s, k, _)| s == section && k == name)
+        .map(|(_, _, v)| v.as_str())
+}
+
 /// The largest sorted run of the `kv` column family: every L0 file is a run,
 /// every other level one.
 fn largest_run(files: &[rocksdb::LiveFile]) -> u64 {
@@ -508,11 +515,9 @@ impl Connector for RocksdbConnector {
     }
     fn version(&self) -> Result<String> {
         let options = self.resolved_options()?;
-        Ok(options
-            .iter()
-            .find(|(s, k, _)| s == "Version" && k == "rocksdb_version")
-            .map(|(_, _, v)| v.clone())
-            .unwrap_or_else(|| "unknown".into()))
+        Ok(option(&options, "Version", "rocksdb_version")
+            .unwrap_or("unknown")
+            .to_string())
     }
     fn settings(&self) -> Vec<(String, String)> {
         let d = &self.dsn;
@@ -627,10 +632,8 @@ impl Connector for RocksdbConnector {
     }
     fn read_caveat(&self) -> Option<String> {
         let options = self.resolved_options().ok()?;
-        let factory = options
-            .iter()
-            .find(|(s, k, _)| *s == format!("CFOptions {KV_TABLE}") && k == "memtable_factory")?;
-        factory.2.contains("VectorRepFactory").then(|| {
+        let factory = option(&options, &format!("CFOptions {KV_TABLE}"), "memtable_factory")?;
+        factory.contains("VectorRepFactory").then(|| {
             "the memtable is a vector (memtable_factory=vector): RocksDB sorts a vector memtable that takes \
              writes for every point read and every iterator, so each read sorts it; benchmark.sh uses it for \
              fillseq only (step_options), and memtable_factory=skip_list is RocksDB's default"
@@ -1068,12 +1071,6 @@ mod tests {
         &memtable_factory=vector&allow_concurrent_memtable_write=false\
         &bytes_per_sync=1048576&compaction_readahead_size=4194304&use_direct_io_for_flush_and_compaction=false\
         &table.block_size=16384&table.filter_policy=bloomfilter:10:false&block_cache=32M";
-
-    fn option<'a>(rows: &'a [(String, String, String)], section: &str, name: &str) -> Option<&'a str> {
-        rows.iter()
-            .find(|(s, k, _)| s == section && k == name)
-            .map(|(_, _, v)| v.as_str())
-    }
 
     #[test]
     fn any_option_rocksdb_parses_reaches_it_and_an_unknown_one_is_refused_by_name() {
