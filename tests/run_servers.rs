@@ -205,6 +205,45 @@ fn mariadb_server_cpu_is_measured_apart_from_the_client() {
     }
 }
 
+/// The server's main process, as its own pid file names it (read as root,
+/// as CI runs): the PostgreSQL connector finds it from its backend's parent,
+/// the MySQL one from `@@pid_file`, or else from the server's uptime.
+#[test]
+fn the_servers_main_process_is_found() {
+    use ibench::metrics::{started_ago, ServerProcesses};
+    use mysql::prelude::Queryable;
+    let first_line = |path: &str| -> i32 {
+        let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        text.lines().next().unwrap().trim().parse().unwrap()
+    };
+    let admin = postgres_admin();
+    if let Ok(mut pg) = postgres::Client::connect(&admin, postgres::NoTls) {
+        let dir: String = pg.query_one("SHOW data_directory", &[]).unwrap().get(0);
+        let postmaster = first_line(&format!("{dir}/postmaster.pid"));
+        assert_eq!(ibench::connect::open(&admin).unwrap().server_pid(), Some(postmaster));
+        let server = ServerProcesses {
+            names: vec!["postgres"],
+            root: Some(postmaster),
+        };
+        assert!(server.read().0.unwrap() > 0.0);
+    } else {
+        reachable("PostgreSQL", false);
+    }
+    let admin = mysql_admin();
+    if let Ok(mut my) = mysql::Conn::new(mysql::Opts::from_url(&admin).unwrap()) {
+        let file: String = my.query_first("SELECT @@pid_file").unwrap().unwrap();
+        let mysqld = first_line(&file);
+        assert_eq!(ibench::connect::open(&admin).unwrap().server_pid(), Some(mysqld));
+        let (_, uptime): (String, String) = my.query_first("SHOW GLOBAL STATUS LIKE 'Uptime'").unwrap().unwrap();
+        assert_eq!(
+            started_ago(&["mariadbd", "mysqld"], uptime.parse().unwrap()),
+            Some(mysqld)
+        );
+    } else {
+        reachable("MariaDB", false);
+    }
+}
+
 /// A short run on `db` and the server setting `name` it recorded.
 fn recorded_setting(db: &str, name: &str) -> (ibench::exec::RunOutcome, Option<ibench::metrics::Setting>) {
     let dir = tempfile::tempdir().unwrap();

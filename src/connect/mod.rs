@@ -156,6 +156,13 @@ pub trait Connector: Send + Sync {
     fn server_processes(&self) -> Vec<&'static str> {
         Vec::new()
     }
+    /// The server's main process on this host (the postmaster, mysqld),
+    /// whose descendants are its other processes: with it, another server
+    /// of the same name here is not measured as this one. None when it
+    /// cannot be told (then every process of the server's names counts).
+    fn server_pid(&self) -> Option<i32> {
+        None
+    }
     /// The database's configuration as (name, value, source): PostgreSQL's
     /// `pg_settings`, MySQL's `SHOW GLOBAL VARIABLES`, SQLite's pragmas.
     fn configuration(&self) -> Result<Vec<(String, String, String)>> {

@@ -4,7 +4,7 @@
 
 use super::plan::Probe;
 use crate::connect::{redact_setting, Connector};
-use crate::metrics::{host_facts, warnings, Disks, Setting};
+use crate::metrics::{host_facts, warnings, Disks, ServerProcesses, Setting};
 
 /// The settings to record, the warnings, and where host counters come from.
 pub(super) fn environment(connector: &dyn Connector) -> (Vec<Setting>, Vec<String>, Probe) {
@@ -19,8 +19,16 @@ pub(super) fn environment(connector: &dyn Connector) -> (Vec<Setting>, Vec<Strin
         })),
         Err(e) => trouble.push(format!("the server's configuration could not be read: {e}")),
     }
-    let servers = connector.server_processes();
-    let local = !servers.is_empty();
+    let names = connector.server_processes();
+    let local = !names.is_empty();
+    let root = if local { connector.server_pid() } else { None };
+    if local && root.is_none() {
+        trouble.push(format!(
+            "the server's main process was not found on this host: its CPU and memory are those of every {} process here, another server's too",
+            names.join(" or ")
+        ));
+    }
+    let servers = ServerProcesses { names, root };
     let data = connector.data_path();
     if local && data.is_none() {
         trouble.push(

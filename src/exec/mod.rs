@@ -226,7 +226,7 @@ impl Runner {
         if config.shard.is_some() {
             // A shard is one of several clients of the server: the server's
             // processes are measured once, on the server's host (docs/distributed.md).
-            probe.servers.clear();
+            probe.servers = Default::default();
         }
         let results = RunResults {
             run: RunRow {

@@ -2,14 +2,14 @@
 //! step's interval grid, beside the operations' series.
 
 use crate::connect::ServerCounters;
-use crate::metrics::{Disks, GaugeRow, GaugeSeries, HostInterval, SystemDelta, SystemSample};
+use crate::metrics::{Disks, GaugeRow, GaugeSeries, HostInterval, ServerProcesses, SystemDelta, SystemSample};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Samples the host's counters at every interval boundary of a step.
 pub(super) struct HostSampler<'a> {
-    servers: &'a [&'static str],
+    servers: &'a ServerProcesses,
     disks: &'a Disks,
     interval: Duration,
     first: SystemSample,
@@ -21,7 +21,7 @@ pub(super) struct HostSampler<'a> {
 
 impl<'a> HostSampler<'a> {
     /// Takes the first sample now (the step's start).
-    pub(super) fn start(servers: &'a [&'static str], disks: &'a Disks, interval: Duration) -> Self {
+    pub(super) fn start(servers: &'a ServerProcesses, disks: &'a Disks, interval: Duration) -> Self {
         let first = SystemSample::take(servers, disks);
         HostSampler {
             servers,

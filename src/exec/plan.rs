@@ -4,14 +4,14 @@ use super::kv_state::KvState;
 use super::tables::TableState;
 use super::Observer;
 use crate::connect::{Connector, ServerCounters};
-use crate::metrics::Disks;
+use crate::metrics::{Disks, ServerProcesses};
 use crate::stop::Stop;
 use crate::workload::{Config, Step};
 
 /// Where a run's host counters come from: the server's processes (when
 /// local) and the disks holding the data.
 pub(crate) struct Probe {
-    pub servers: Vec<&'static str>,
+    pub servers: ServerProcesses,
     pub disks: Disks,
 }
 

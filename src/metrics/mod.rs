@@ -18,12 +18,14 @@
 mod costs;
 mod engine;
 mod environment;
+mod processes;
 mod server;
 mod system;
 
 pub use costs::{per_operation, COST_COLUMNS};
 pub use engine::{EngineCounters, EngineDelta};
 pub use environment::{host_facts, warnings, Setting};
+pub use processes::{parent_named, runs_as, started_ago, ServerProcesses};
 pub use server::{counter_rows, number, Counter, CounterRow, Gauge, GaugeRow, GaugeSeries, Reading};
 pub use system::{DeviceCounters, DeviceDelta, DiskCounters, Disks, SystemDelta, SystemSample};
 

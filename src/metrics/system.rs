@@ -3,6 +3,7 @@
 //! Read from /proc (Linux). A counter that cannot be read is `None` and the
 //! run goes on; the reports show it as null.
 
+use super::ServerProcesses;
 use std::path::Path;
 use std::time::Instant;
 
@@ -365,36 +366,12 @@ fn own_cpu() -> (Option<f64>, Option<f64>) {
     (Some(user + system), Some(system))
 }
 
-/// CPU seconds (with reaped children) and resident bytes of every process
-/// whose name is in `names`.
-fn processes(names: &[&str]) -> (Option<f64>, Option<u64>) {
-    if names.is_empty() {
-        return (None, None);
-    }
-    let Ok(all) = procfs::process::all_processes() else {
-        return (None, None);
-    };
-    let (mut ticks, mut rss, mut found) = (0u64, 0u64, false);
-    for stat in all.flatten().filter_map(|p| p.stat().ok()) {
-        if names.contains(&stat.comm.as_str()) {
-            ticks += stat.utime + stat.stime + stat.cutime.max(0) as u64 + stat.cstime.max(0) as u64;
-            rss += stat.rss * procfs::page_size();
-            found = true;
-        }
-    }
-    if found {
-        (Some(ticks as f64 / clock_ticks()), Some(rss))
-    } else {
-        (None, None)
-    }
-}
-
 impl SystemSample {
     /// Reads every counter now; `server` names the server's processes
-    /// (empty when the database is embedded or remote), `on` the disks to count.
-    pub fn take(server: &[&str], on: &Disks) -> SystemSample {
+    /// (none when the database is embedded or remote), `on` the disks to count.
+    pub fn take(server: &ServerProcesses, on: &Disks) -> SystemSample {
         let (host_busy_s, host_ctxt) = host_cpu();
-        let (server_cpu_s, server_rss) = processes(server);
+        let (server_cpu_s, server_rss) = server.read();
         let (disk, devices) = disks(on);
         let (client_cpu_s, client_sys_s) = own_cpu();
         SystemSample {
@@ -536,13 +513,13 @@ mod tests {
 
     #[test]
     fn this_process_and_the_host_are_readable_on_linux() {
-        let a = SystemSample::take(&[], &Disks::for_path(None));
+        let a = SystemSample::take(&ServerProcesses::default(), &Disks::for_path(None));
         let mut x = 0u64;
         let start = Instant::now();
         while start.elapsed().as_millis() < 200 {
             x = x.wrapping_add(std::hint::black_box(1));
         }
-        let b = SystemSample::take(&[], &Disks::for_path(None));
+        let b = SystemSample::take(&ServerProcesses::default(), &Disks::for_path(None));
         let d = SystemDelta::between(&a, &b);
         assert!(x > 0);
         assert!(d.client_cpu_s.unwrap() > 0.1, "{d:?}");

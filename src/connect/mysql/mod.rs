@@ -447,6 +447,18 @@ impl Connector for MysqlConnector {
             Vec::new()
         }
     }
+    fn server_pid(&self) -> Option<i32> {
+        let names = self.server_processes();
+        let mut c = self.connect().ok()?;
+        let file: Option<String> = c.query_first("SELECT @@pid_file").ok().flatten();
+        let uptime: Option<(String, String)> = c.query_first("SHOW GLOBAL STATUS LIKE 'Uptime'").ok().flatten();
+        // The pid file is readable by the server's user and root only; else
+        // the one server process that started when the server says it did.
+        file.and_then(|f| std::fs::read_to_string(f).ok())
+            .and_then(|text| text.trim().parse::<i32>().ok())
+            .filter(|&pid| crate::metrics::runs_as(pid, &names))
+            .or_else(|| crate::metrics::started_ago(&names, uptime?.1.parse().ok()?))
+    }
     fn data_path(&self) -> Option<PathBuf> {
         if !self.local() {
             return None;

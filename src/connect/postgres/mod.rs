@@ -375,4 +375,10 @@ impl Connector for PostgresConnector {
             Vec::new()
         }
     }
+    fn server_pid(&self) -> Option<i32> {
+        // This connection's backend is a child of the postmaster.
+        let mut c = self.connect().ok()?;
+        let backend: i32 = c.query_one("SELECT pg_backend_pid()", &[]).ok()?.get(0);
+        crate::metrics::parent_named(backend, &self.server_processes())
+    }
 }
