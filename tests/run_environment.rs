@@ -29,6 +29,23 @@ fn host_facts_are_present_and_plausible() {
         !governor.value.is_empty() || governor.source.starts_with("unknown: "),
         "{governor:?}"
     );
+    // The idle states: what an idle CPU does between round trips, read from /sys.
+    for (name, file) in [
+        ("cpuidle_driver", "/sys/devices/system/cpu/cpuidle/current_driver"),
+        (
+            "guest_halt_poll_ns",
+            "/sys/module/haltpoll/parameters/guest_halt_poll_ns",
+        ),
+    ] {
+        let fact = value(&facts, name);
+        match std::fs::read_to_string(file) {
+            Ok(text) => assert_eq!(fact.value, text.trim(), "{fact:?}"),
+            Err(_) => assert!(
+                fact.value.is_empty() && fact.source.starts_with("unknown: "),
+                "{fact:?}"
+            ),
+        }
+    }
     assert!(value(&facts, "data_device").value.starts_with('/') || value(&facts, "data_device").value.contains(':'));
     assert!(value(&facts, "data_filesystem").value.contains(" on /"));
     assert_eq!(

@@ -156,6 +156,11 @@ pub trait Connector: Send + Sync {
     fn server_processes(&self) -> Vec<&'static str> {
         Vec::new()
     }
+    /// Whether each operation is a round trip to a server process (not an
+    /// embedded database): the host's idle settings then cost every one.
+    fn over_network(&self) -> bool {
+        false
+    }
     /// The server's main process on this host (the postmaster, mysqld),
     /// whose descendants are its other processes: with it, another server
     /// of the same name here is not measured as this one. None when it

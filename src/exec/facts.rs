@@ -39,7 +39,7 @@ pub(super) fn environment(connector: &dyn Connector) -> (Vec<Setting>, Vec<Strin
     }
     let disks = Disks::for_path(data.as_deref());
     let facts = host_facts(data.as_deref(), &disks);
-    let mut warnings = warnings(&facts, local);
+    let mut warnings = warnings(&facts, local, connector.over_network());
     warnings.extend(trouble);
     (
         facts.into_iter().chain(server).collect(),

@@ -79,6 +79,10 @@ fn per_cpu(file: &str) -> Option<String> {
     Some(parts.join(", "))
 }
 
+const NO_CPUIDLE: &str = "no cpuidle in /sys";
+/// How long an idle vCPU of a KVM guest polls before it halts.
+const HALT_POLL_NS: &str = "/sys/module/haltpoll/parameters/guest_halt_poll_ns";
+
 /// Host and build facts; `data` is the database's file or directory when it
 /// is local, `disks` the disks whose I/O the run counts.
 pub fn host_facts(data: Option<&Path>, disks: &super::Disks) -> Vec<Setting> {
@@ -181,6 +185,25 @@ pub fn host_facts(data: Option<&Path>, disks: &super::Disks) -> Vec<Setting> {
             "no local database path",
         ),
         fact("data_disks", Some(disks.names().join(",")), disks.how(), ""),
+        fact(
+            "cpuidle_driver",
+            read("/sys/devices/system/cpu/cpuidle/current_driver"),
+            "/sys/devices/system/cpu/cpuidle",
+            NO_CPUIDLE,
+        ),
+        fact(
+            "cpuidle_governor",
+            read("/sys/devices/system/cpu/cpuidle/current_governor")
+                .or_else(|| read("/sys/devices/system/cpu/cpuidle/current_governor_ro")),
+            "/sys/devices/system/cpu/cpuidle",
+            NO_CPUIDLE,
+        ),
+        fact(
+            "guest_halt_poll_ns",
+            read(HALT_POLL_NS),
+            HALT_POLL_NS,
+            "no haltpoll module (not a KVM guest using it)",
+        ),
     ];
     facts.push(Setting {
         scope: "ibench",
@@ -197,8 +220,10 @@ pub fn host_facts(data: Option<&Path>, disks: &super::Disks) -> Vec<Setting> {
     facts
 }
 
-/// Warnings for settings known to add noise to measurements.
-pub fn warnings(facts: &[Setting], server_local: bool) -> Vec<String> {
+/// Warnings for settings known to add noise to measurements; `server_local`:
+/// the server runs on this host, `round_trips`: each operation waits for a
+/// server's reply (not an embedded database).
+pub fn warnings(facts: &[Setting], server_local: bool, round_trips: bool) -> Vec<String> {
     let get = |n: &str| {
         facts
             .iter()
@@ -231,6 +256,14 @@ pub fn warnings(facts: &[Setting], server_local: bool) -> Vec<String> {
             "client and server share {threads} CPUs on this host: each slows the other"
         ));
     }
+    // A vCPU that halts the moment it is idle makes every reply wake a
+    // halted vCPU: a VM exit and entry per round trip, charged to the client
+    // and the server (docs/connectors.md: 4x the client CPU per query here).
+    if round_trips && get("cpuidle_driver") == "haltpoll" && get("guest_halt_poll_ns") == "0" {
+        out.push(format!(
+            "this VM halts an idle vCPU at once (cpuidle haltpoll, guest_halt_poll_ns=0): every round trip that finds a CPU idle pays a VM exit and a wake-up, several times the client's own CPU per query; writing e.g. 200000 to {HALT_POLL_NS} makes an idle vCPU poll first (ibench leaves it as it is)"
+        ));
+    }
     out
 }
 
@@ -252,8 +285,18 @@ mod tests {
             f("swap_used_bytes", "4096"),
             f("cpu_threads", "2"),
         ];
-        let w = warnings(&facts, true);
+        let w = warnings(&facts, true, true);
         assert_eq!(w.len(), 4, "{w:?}");
-        assert!(warnings(&[f("cpufreq_governor", "performance"), f("boost", "off")], false).is_empty());
+        assert!(warnings(&[f("cpufreq_governor", "performance"), f("boost", "off")], false, true).is_empty());
+        // A guest that halts idle vCPUs at once: a warning when operations are round trips.
+        let halts = [f("cpuidle_driver", "haltpoll"), f("guest_halt_poll_ns", "0")];
+        let w = warnings(&halts, false, true);
+        assert!(w.len() == 1 && w[0].contains("guest_halt_poll_ns=0"), "{w:?}");
+        assert!(
+            warnings(&halts, false, false).is_empty(),
+            "an embedded database has no round trips"
+        );
+        let polls = [f("cpuidle_driver", "haltpoll"), f("guest_halt_poll_ns", "200000")];
+        assert!(warnings(&polls, true, true).iter().all(|w| !w.contains("halt")));
     }
 }

@@ -447,6 +447,9 @@ impl Connector for MysqlConnector {
             Vec::new()
         }
     }
+    fn over_network(&self) -> bool {
+        true
+    }
     fn server_pid(&self) -> Option<i32> {
         let names = self.server_processes();
         let mut c = self.connect().ok()?;

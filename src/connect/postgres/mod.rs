@@ -375,6 +375,9 @@ impl Connector for PostgresConnector {
             Vec::new()
         }
     }
+    fn over_network(&self) -> bool {
+        true
+    }
     fn server_pid(&self) -> Option<i32> {
         // This connection's backend is a child of the postmaster.
         let mut c = self.connect().ok()?;
