@@ -24,6 +24,11 @@ $IBENCH_TARGETS (comma-separated words, e.g. `null,MariaDB`) keeps only the
 targets whose label holds one of them. $ROUNDTRIP_BIN (the binary `cargo
 bench --bench roundtrip --no-run` prints) measures the kernel's floor in
 every round too, so the floor and ibench see the same machine.
+$IBENCH_HALT_POLL_NS (`0,200000`) runs every target under each value of a
+KVM guest's /sys/module/haltpoll/parameters/guest_halt_poll_ns in turn, a
+column each, and puts the value found back at the end: with 0 an idle vCPU
+halts at once, and each round trip that finds one idle pays a VM exit and a
+wake-up (docs/connectors.md). Setting it needs root.
 $IBENCH_STEPS (default `l.i1,l.i2,qr100,qp100`) picks the steps, and
 $IBENCH_ROWS (`l.i2=200000`) the rows of a load step: CPU time comes in
 the kernel's 10 ms ticks, so a load step's per-row figure is good to about
@@ -34,6 +39,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import statistics
 import subprocess
 import sys
@@ -46,6 +52,15 @@ BINS = [
     tuple(b.split("=", 1)) for b in os.environ.get("IBENCH_BINS", "").split(",") if b
 ] or [("ibench", os.environ.get("IBENCH_BIN", "ibench"))]
 STEPS = [s for s in os.environ.get("IBENCH_STEPS", "l.i1,l.i2,qr100,qp100").split(",") if s]
+HALT_POLL = Path("/sys/module/haltpoll/parameters/guest_halt_poll_ns")
+POLLS = [v for v in os.environ.get("IBENCH_HALT_POLL_NS", "").split(",") if v]
+if any(not v.isdigit() for v in POLLS):
+    sys.exit(f"IBENCH_HALT_POLL_NS: {os.environ['IBENCH_HALT_POLL_NS']!r}: expected nanoseconds, e.g. 0,200000")
+# The columns: each binary, under each halt-polling value when there are several.
+VARIANTS = [
+    (f"{name} poll={v}" if POLLS else name, binary, v or None)
+    for name, binary in BINS for v in (POLLS or [""])
+]
 TARGETS = [
     ("null", "null:"),
     ("PostgreSQL tcp", "postgres://postgres@127.0.0.1:5432/{db}"),
@@ -104,19 +119,41 @@ def run(binary: str, db: str, steps: list[str], out: str, query_seconds: float) 
     return rows
 
 
+def halt_poll(ns: str | None) -> None:
+    """Sets the guest's halt polling (None: leaves it)."""
+    if ns is not None:
+        HALT_POLL.write_text(ns)
+
+
 def floor(into: dict[str, list[tuple[float, float]]]) -> None:
-    """One measurement of the bare round trip's client CPU (µs: total, kernel) per transport."""
+    """One measurement of the bare round trip's client CPU (µs: total, kernel)
+    per transport, under each halt-polling value when there are several."""
     binary = os.environ.get("ROUNDTRIP_BIN")
     if not binary:
         return
-    done = subprocess.run([binary, "20000", "0"], check=True, capture_output=True, text=True)
-    for line in done.stdout.splitlines():
-        m = re.match(r"(\w+) .*client CPU +([\d.]+) .*sys +([\d.]+)\)", line)
-        if m:
-            into.setdefault(m.group(1), []).append((float(m.group(2)), float(m.group(3))))
+    polls: list[str | None] = [*POLLS] or [None]
+    for poll in polls:
+        halt_poll(poll)
+        done = subprocess.run([binary, "20000", "0"], check=True, capture_output=True, text=True)
+        for line in done.stdout.splitlines():
+            m = re.match(r"(\w+) .*client CPU +([\d.]+) .*sys +([\d.]+)\)", line)
+            if m:
+                key = m.group(1) + (f" (poll={poll})" if poll is not None else "")
+                into.setdefault(key, []).append((float(m.group(2)), float(m.group(3))))
 
 
 def main() -> None:
+    original = HALT_POLL.read_text().strip() if POLLS and HALT_POLL.exists() else None
+    if POLLS and original is None:
+        sys.exit(f"IBENCH_HALT_POLL_NS: no {HALT_POLL} (not a KVM guest with the haltpoll module)")
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so that `finally` puts it back
+    try:
+        measure()
+    finally:
+        halt_poll(original)
+
+
+def measure() -> None:
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 3
     query_seconds = float(sys.argv[2]) if len(sys.argv) > 2 else 10.0
     floors: dict[str, list[tuple[float, float]]] = {}
@@ -130,7 +167,8 @@ def main() -> None:
             floor(floors)
             for label, template in TARGETS:
                 db = template.format(db="ib_client_cpu")
-                for name, binary in BINS:
+                for name, binary, poll in VARIANTS:
+                    halt_poll(poll)
                     for row in run(binary, db, STEPS, out, query_seconds):
                         rate = float(row["qps"] if str(row["step"]).startswith("q") else row["ips"])  # type: ignore[arg-type]
                         client = row["client_cpu_us_per_op"]
@@ -140,7 +178,7 @@ def main() -> None:
                         figures.setdefault((label, str(row["step"]), name), []).append(
                             (float(client or "nan"), kernel, float(server or "nan"), rate)  # type: ignore[arg-type]
                         )
-    names = [n for n, _ in BINS]
+    names = [n for n, _, _ in VARIANTS]
     head = " | ".join(
         f"{n}: client µs/op (median, min–max) | {n}: of which kernel | {n}: of which ibench | {n}: server µs/op "
         f"| {n}: ops/s" for n in names

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -44,6 +45,37 @@ def test_the_benches_refuse_counts_below_one() -> None:
 def test_the_side_by_side_refuses_an_ibench_bin_that_is_not_an_executable_file(tmp_path: Path) -> None:
     stderr = _refused("db_bench_side_by_side.py", sys.executable, "--ibench-bin", str(tmp_path))
     assert f"--ibench-bin: {tmp_path} is not an executable file" in stderr, stderr
+
+
+HALT_POLL = Path("/sys/module/haltpoll/parameters/guest_halt_poll_ns")
+
+
+def test_client_cpu_runs_each_halt_polling_value_and_puts_the_hosts_back(tmp_path: Path) -> None:
+    """benches/client_cpu.py with IBENCH_HALT_POLL_NS: a column per value, the
+    value in effect while each runs, and the host's own value back after."""
+    if not os.access(HALT_POLL, os.W_OK):
+        pytest.skip(f"{HALT_POLL}: missing (not a KVM guest with the haltpoll module) or not writable (not root)")
+    original = HALT_POLL.read_text().strip()
+    seen = tmp_path / "seen"
+    # A stand-in ibench: records the halt polling in effect, then runs the real one.
+    fake = tmp_path / "ibench"
+    fake.write_text(f"#!/bin/sh\ncat {HALT_POLL} >> {seen}\nexec ibench \"$@\"\n")
+    fake.chmod(0o755)
+    env = {**os.environ, "IBENCH_BIN": str(fake), "IBENCH_TARGETS": "null",
+           "IBENCH_STEPS": "qr100", "IBENCH_HALT_POLL_NS": "0,123456"}
+    done = subprocess.run([sys.executable, str(BENCHES / "client_cpu.py"), "1", "0.2"], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "ibench poll=0: client µs/op" in done.stdout and "ibench poll=123456: client µs/op" in done.stdout
+    assert "| null | qr100 |" in done.stdout
+    # The load with the host's value, then one run under each value in turn.
+    assert seen.read_text().split() == [original, "0", "123456"]
+    assert HALT_POLL.read_text().strip() == original
+    env["IBENCH_HALT_POLL_NS"] = "fast"
+    refused = subprocess.run([sys.executable, str(BENCHES / "client_cpu.py"), "1", "0.2"], env=env,
+                             capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 1 and "IBENCH_HALT_POLL_NS: 'fast': expected nanoseconds" in refused.stderr
+    assert HALT_POLL.read_text().strip() == original
 
 
 def _options_file(db: Path) -> dict[str, str]:
