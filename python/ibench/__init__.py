@@ -4,7 +4,10 @@ The generators live in :mod:`ibench.gen`; every error ibench raises is an
 :class:`ibench.Error` (bad arguments raise :class:`ibench.ConfigError`).
 """
 
-from ibench import gen, plots, tables
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from ibench import gen
 from ibench._native import (
     ConfigError,
     DatabaseError,
@@ -17,6 +20,23 @@ from ibench._native import (
 from ibench.campaign import campaign
 from ibench.results import Results, load
 from ibench.run import run
+
+if TYPE_CHECKING:
+    from ibench import plots, tables
+
+# matplotlib and scipy take over a second of CPU to import: the `ibench`
+# command (this package's console script) needs neither, and a benchmark
+# run one step per process, as the reference's scripts do, paid it per step.
+_LAZY = ("plots", "tables")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        module = importlib.import_module(f"ibench.{name}")
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module 'ibench' has no attribute {name!r}")
+
 
 __all__ = [
     "ConfigError",

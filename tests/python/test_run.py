@@ -671,3 +671,20 @@ def test_compat_iibench_runs_the_reference_workload_and_an_explicit_choice_overr
     assert step_row(r, "l.x").live_rows == 2100, "l.x inserts the reference's 100 rows first"
     assert step_row(r, "l.i1").live_rows == 2100, "l.i1's deletes keep the size"
     assert step_row(r, "l.i1").verified and r.runs["verified"].iloc[0]
+
+
+def test_the_command_does_not_import_the_plotting_and_statistics_libraries() -> None:
+    """`ibench` (the package's console script) starts without matplotlib and
+    scipy: together over a second of CPU per process, which a benchmark run
+    one step per process (as the reference's scripts do) paid per step.
+    `ibench.plots` and `ibench.tables` still load on first use."""
+    probe = (
+        "import sys, ibench.__main__\n"
+        "print(sorted(m for m in ('matplotlib', 'scipy') if m in sys.modules))\n"
+        "import ibench\n"
+        "from ibench import tables\n"
+        "print(ibench.plots.__name__, tables.__name__, 'scipy' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["[]", "ibench.plots ibench.tables True"]
