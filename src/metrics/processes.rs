@@ -45,7 +45,7 @@ impl ServerProcesses {
             };
             let (mut ticks, mut rss, mut children) = (0u64, 0u64, Vec::new());
             for &(pid, depth) in &found {
-                let Some(stat) = stat_of(pid).filter(|s| self.names.contains(&s.comm.as_str())) else {
+                let Some(stat) = stat_named(pid, &self.names) else {
                     continue; // gone: reaped, so in its parent's time, read later
                 };
                 ticks += stat.utime + stat.stime + stat.cutime.max(0) as u64 + stat.cstime.max(0) as u64;
@@ -55,7 +55,8 @@ impl ServerProcesses {
                 }
             }
             last = (Some(ticks as f64 / procfs::ticks_per_second() as f64), Some(rss));
-            let still_there = |&(pid, start): &(i32, u64)| stat_of(pid).is_some_and(|s| s.starttime == start);
+            let still_there =
+                |&(pid, start): &(i32, u64)| stat_named(pid, &self.names).is_some_and(|s| s.starttime == start);
             if children.iter().all(still_there) {
                 break;
             }
@@ -66,13 +67,7 @@ impl ServerProcesses {
     /// The server's processes as (pid, depth below the root, or below the
     /// nearest ancestor of another name), deepest first.
     fn find(&self) -> Option<Vec<(i32, usize)>> {
-        let parents: HashMap<i32, i32> = procfs::process::all_processes()
-            .ok()?
-            .flatten()
-            .filter_map(|p| p.stat().ok())
-            .filter(|s| self.names.contains(&s.comm.as_str()))
-            .map(|s| (s.pid, s.ppid))
-            .collect();
+        let parents: HashMap<i32, i32> = all_named(&self.names)?.map(|s| (s.pid, s.ppid)).collect();
         let mut found = Vec::new();
         for &pid in parents.keys() {
             let (mut at, mut depth) = (pid, 0usize);
@@ -94,20 +89,33 @@ impl ServerProcesses {
     }
 }
 
-fn stat_of(pid: i32) -> Option<procfs::process::Stat> {
-    procfs::process::Process::new(pid).ok()?.stat().ok()
+/// Process `pid`'s status when it runs on this host under one of `names`.
+fn stat_named(pid: i32, names: &[&str]) -> Option<procfs::process::Stat> {
+    let stat = procfs::process::Process::new(pid).ok()?.stat().ok()?;
+    names.contains(&stat.comm.as_str()).then_some(stat)
+}
+
+/// The status of every process on this host running under one of `names`.
+fn all_named<'a>(names: &'a [&str]) -> Option<impl Iterator<Item = procfs::process::Stat> + 'a> {
+    Some(
+        procfs::process::all_processes()
+            .ok()?
+            .flatten()
+            .filter_map(|p| p.stat().ok())
+            .filter(move |s| names.contains(&s.comm.as_str())),
+    )
 }
 
 /// Whether process `pid` runs on this host under one of `names`.
 pub fn runs_as(pid: i32, names: &[&str]) -> bool {
-    stat_of(pid).is_some_and(|s| names.contains(&s.comm.as_str()))
+    stat_named(pid, names).is_some()
 }
 
 /// The parent of `pid` when both run under one of `names` (a PostgreSQL
 /// backend's postmaster); None when `pid` is not on this host's /proc, as
 /// for a server in a container of its own.
 pub fn parent_named(pid: i32, names: &[&str]) -> Option<i32> {
-    let parent = stat_of(pid).filter(|s| names.contains(&s.comm.as_str()))?.ppid;
+    let parent = stat_named(pid, names)?.ppid;
     runs_as(parent, names).then_some(parent)
 }
 
@@ -121,11 +129,7 @@ pub fn started_ago(names: &[&str], uptime_s: f64) -> Option<i32> {
         .duration_since(std::time::UNIX_EPOCH)
         .ok()?
         .as_secs_f64();
-    let mut near = procfs::process::all_processes()
-        .ok()?
-        .flatten()
-        .filter_map(|p| p.stat().ok())
-        .filter(|s| names.contains(&s.comm.as_str()))
+    let mut near = all_named(names)?
         .filter(|s| (boot + s.starttime as f64 / ticks - (now - uptime_s)).abs() <= 2.0)
         .map(|s| s.pid);
     match (near.next(), near.next()) {

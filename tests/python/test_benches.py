@@ -9,8 +9,10 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -75,6 +77,35 @@ def test_client_cpu_runs_each_halt_polling_value_and_puts_the_hosts_back(tmp_pat
     refused = subprocess.run([sys.executable, str(BENCHES / "client_cpu.py"), "1", "0.2"], env=env,
                              capture_output=True, text=True, timeout=60)
     assert refused.returncode == 1 and "IBENCH_HALT_POLL_NS: 'fast': expected nanoseconds" in refused.stderr
+    assert HALT_POLL.read_text().strip() == original
+
+
+def test_client_cpu_puts_the_hosts_halt_polling_back_when_terminated(tmp_path: Path) -> None:
+    """SIGTERM while a run under another value is under way: the host's own value is back."""
+    if not os.access(HALT_POLL, os.W_OK):
+        pytest.skip(f"{HALT_POLL}: missing (not a KVM guest with the haltpoll module) or not writable (not root)")
+    original = HALT_POLL.read_text().strip()
+    seen = tmp_path / "seen"
+    # A stand-in ibench that hangs once the benchmark has set the other value.
+    fake = tmp_path / "ibench"
+    fake.write_text(f"#!/bin/sh\ncat {HALT_POLL} >> {seen}\n"
+                    f"[ \"$(cat {HALT_POLL})\" = 123456 ] && exec sleep 60\nexec ibench \"$@\"\n")
+    fake.chmod(0o755)
+    env = {**os.environ, "IBENCH_BIN": str(fake), "IBENCH_TARGETS": "null",
+           "IBENCH_STEPS": "qr100", "IBENCH_HALT_POLL_NS": "123456"}
+    bench = subprocess.Popen([sys.executable, str(BENCHES / "client_cpu.py"), "1", "0.2"], env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (seen.exists() and "123456" in seen.read_text().split()):
+            assert bench.poll() is None and time.monotonic() < deadline, "the bench reached the run under 123456"
+            time.sleep(0.05)
+        assert HALT_POLL.read_text().strip() == "123456"
+        bench.send_signal(signal.SIGTERM)
+        bench.wait(timeout=30)
+    finally:
+        bench.kill()
+    assert bench.returncode == 143
     assert HALT_POLL.read_text().strip() == original
 
 
