@@ -41,6 +41,12 @@ checkout (`pip install .`) and a db_bench: `bash benches/build_db_bench.sh`
 builds one from the very RocksDB ibench embeds (same version, sources and
 object code), so the two clients differ in nothing else; Debian's
 rocksdb-tools or a RocksDB build of your own also work.
+
+Each round gives both tools its own seed, `--seed` + the round's index
+(db_bench `--seed`, ibench `seed`), so both draw new keys every round and a
+rerun draws the same ones. Left to itself db_bench seeds from the clock and
+ibench from its fixed default: db_bench's rounds then sampled many key
+sequences (and the LSM shapes they make) against one of ibench's.
 """
 
 from __future__ import annotations
@@ -69,8 +75,9 @@ STEPS = ("fillseq", "readrandom", "readseq", "readreverse", "fwdrange", "revrang
 FIELDS = ("rate", "stall_pct", "w_amp", "compaction_cpu_s")
 
 
-def db_bench_flags(args: argparse.Namespace) -> list[str]:
+def db_bench_flags(args: argparse.Namespace, seed: int) -> list[str]:
     flags = [
+        f"--seed={seed}",
         f"--num={args.num}",
         f"--value_size={args.value_size}",
         "--key_size=16",
@@ -141,9 +148,9 @@ def histogram_sum(text: str, name: str) -> Optional[float]:
     return float(m.group(1)) if m else None
 
 
-def run_db_bench(binary: str, db: Path, step: str, args: argparse.Namespace) -> dict[str, Any]:
+def run_db_bench(binary: str, db: Path, step: str, args: argparse.Namespace, seed: int) -> dict[str, Any]:
     name = DB_BENCH_NAME.get(step, step)
-    cmd = [binary, f"--benchmarks={name}", f"--db={db}", *db_bench_flags(args), *STEP_FLAGS[step]]
+    cmd = [binary, f"--benchmarks={name}", f"--db={db}", *db_bench_flags(args, seed), *STEP_FLAGS[step]]
     done = subprocess.run(cmd, check=True, capture_output=True, text=True)
     out = done.stdout + done.stderr  # the version line goes to stderr
     m = re.search(rf"^{name}\s*:\s*([\d.]+) micros/op (\d+) ops/sec ([\d.]+) seconds", out, re.M)
@@ -162,20 +169,20 @@ def run_db_bench(binary: str, db: Path, step: str, args: argparse.Namespace) -> 
     }
 
 
-def settle(tool: str, db: Path, args: argparse.Namespace) -> None:
+def settle(tool: str, db: Path, args: argparse.Namespace, seed: int) -> None:
     """Flush, then wait for compaction: a read step after writes then starts
     from the same LSM shape whichever tool wrote (each tool's last writes leave
     a different number of L0 files, which a point read without a Bloom filter
     probes one by one)."""
     if tool == "db_bench":
-        cmd = [args.db_bench, "--benchmarks=flush,waitforcompaction", f"--db={db}", *db_bench_flags(args), *EXISTING]
+        cmd = [args.db_bench, "--benchmarks=flush,waitforcompaction", f"--db={db}", *db_bench_flags(args, seed), *EXISTING]
         subprocess.run(cmd, check=True, capture_output=True, text=True)
     else:
         ibench.run(db=f"rocksdb:{db}?{ibench_options(args)}", steps=["flush", "waitforcompaction"], num=args.num,
-                   value_size=args.value_size, key_size=16, ratio=0.5, out=args.results, progress=False)
+                   value_size=args.value_size, key_size=16, ratio=0.5, seed=seed, out=args.results, progress=False)
 
 
-def run_ibench(db: Path, step: str, args: argparse.Namespace, out: Path) -> dict[str, Any]:
+def run_ibench(db: Path, step: str, args: argparse.Namespace, out: Path, seed: int) -> dict[str, Any]:
     extra = STEP_OPTIONS.get(step)
     params: dict[str, Any] = {
         "db": f"rocksdb:{db}?{ibench_options(args)}" + (f"&{extra}" if extra else ""),
@@ -189,6 +196,7 @@ def run_ibench(db: Path, step: str, args: argparse.Namespace, out: Path) -> dict
         "value_alphabet": "printable",  # db_bench's values: 95 printable characters,
         "value_source": args.value_source,  # pool: sliced from 1 MiB of compressible pieces, as db_bench's
         "threads": 1,
+        "seed": seed,
         "verify": "off",
         "batch_size": 1,
         **STEP_PARAMS.get(step, {}),
@@ -248,6 +256,8 @@ def main() -> None:
                              "process (its RocksDB is in a shared library, whose thread-locals cost more: "
                              "docs/kv.md)")
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=1,
+                        help="round r (from 0) seeds both tools with SEED + r (db_bench takes 0 as 'from the clock')")
     parser.add_argument("--steps", default=",".join(STEPS), help="comma-separated, in this order; fillseq first "
                         "(the others run on the database it fills)")
     parser.add_argument("--dir", type=Path, help="where the databases live (default: the system's temporary "
@@ -267,29 +277,33 @@ def main() -> None:
         parser.error(f"--dir: {args.dir} is not a directory")
     if args.num < 1 or args.rounds < 1:
         parser.error(f"--num and --rounds must be at least 1, got {args.num} and {args.rounds}")
+    if args.seed < 1:
+        parser.error(f"--seed: {args.seed}: must be at least 1 (db_bench seeds from the clock on 0)")
 
     got: dict[str, dict[str, list[dict[str, Any]]]] = {tool: {s: [] for s in steps} for tool in ("db_bench", "ibench")}
     for round_ in range(args.rounds):
         order = ("db_bench", "ibench") if round_ % 2 == 0 else ("ibench", "db_bench")
+        seed = args.seed + round_
         for tool in order:
             with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
                 db = Path(tmp) / "db"
                 previous = None
                 for step in steps:
                     if step in ibench.tables.KV_READ_STEPS and previous not in (None, *ibench.tables.KV_READ_STEPS):
-                        settle(tool, db, args)
+                        settle(tool, db, args, seed)
                     previous = step
                     if tool == "db_bench":
-                        got[tool][step].append(run_db_bench(args.db_bench, db, step, args))
+                        got[tool][step].append(run_db_bench(args.db_bench, db, step, args, seed))
                     else:
-                        got[tool][step].append(run_ibench(db, step, args, args.results))
-                    print(f"round {round_ + 1} {tool} {step}: {got[tool][step][-1]}", flush=True)
+                        got[tool][step].append(run_ibench(db, step, args, args.results, seed))
+                    print(f"round {round_ + 1} (seed {seed}) {tool} {step}: {got[tool][step][-1]}", flush=True)
 
     versions = {tool: got[tool][steps[0]][0]["version"] for tool in got}
     print()
     print(f"db_bench links RocksDB {versions['db_bench']}; ibench links RocksDB {versions['ibench']}.")
     print(f"{args.num:,} keys of 16 bytes, {args.value_size}-byte values (ratio 0.5), compression {args.compression}, "
-          f"{'universal' if args.universal else 'leveled'} compaction, medians of {args.rounds} rounds")
+          f"{'universal' if args.universal else 'leveled'} compaction, medians of {args.rounds} rounds "
+          f"(seeds {args.seed}–{args.seed + args.rounds - 1})")
     print()
     header = ["step"] + [f"{tool} {f}" for f in FIELDS for tool in ("db_bench", "ibench")] + [f"ratio {f}" for f in FIELDS]
     header.append("rate ratio, 95% paired interval")

@@ -4,6 +4,8 @@
   executable file before it runs anything (it used to end in a traceback
   from subprocess),
 * both refuse a --dir that is not a directory and counts below one.
+* db_bench_side_by_side.py seeds both tools with --seed + the round's index
+  (db_bench seeded itself from the clock, ibench kept one seed).
 """
 
 from __future__ import annotations
@@ -118,6 +120,39 @@ def _options_file(db: Path) -> dict[str, str]:
         if sep:
             written.setdefault(name, value)
     return written
+
+
+def test_the_side_by_side_seeds_both_tools_anew_each_round(tmp_path: Path) -> None:
+    """Round r seeds db_bench and ibench with --seed + r: left alone, db_bench
+    seeded itself from the clock (new keys each round) and ibench kept its
+    default seed (the same keys every round), so the rounds compared many
+    LSM shapes against one. A stand-in db_bench records its flags and prints
+    the lines the script reads; ibench runs for real."""
+    calls = tmp_path / "calls"
+    stand_in = tmp_path / "db_bench"
+    stand_in.write_text(
+        f"#!{sys.executable}\n"
+        "import sys\n"
+        f"open({str(calls)!r}, 'a').write(' '.join(sys.argv[1:]) + '\\n')\n"
+        "print('RocksDB:    version 11.8.1')\n"
+        "print('fillseq      :       1.000 micros/op 1000000 ops/sec 0.002 seconds 2000 operations;')\n"
+    )
+    stand_in.chmod(0o755)
+    results = tmp_path / "results"
+    done = subprocess.run(
+        [sys.executable, str(BENCHES / "db_bench_side_by_side.py"), str(stand_in), "--num", "2000", "--rounds", "3",
+         "--steps", "fillseq", "--dir", str(tmp_path), "--seed", "40", "--results", str(results)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    seeds = [next(a for a in line.split() if a.startswith("--seed=")) for line in calls.read_text().splitlines()]
+    assert seeds == ["--seed=40", "--seed=41", "--seed=42"], seeds
+    import ibench
+
+    runs = sorted(int(ibench.load(d).runs["seed"].iloc[0]) for d in results.glob("*") if (d / "runs.parquet").exists())
+    assert runs == [40, 41, 42], runs
+    assert "(seeds 40–42)" in done.stdout, done.stdout
+    assert "--seed: 0: must be at least 1" in _refused("db_bench_side_by_side.py", str(stand_in), "--seed", "0")
 
 
 def _db_bench_source() -> str:
