@@ -327,6 +327,8 @@ fn postgres_require_encrypts_and_verify_full_checks_the_name_and_the_authority()
         wrong_name.contains("not valid for name") && wrong_name.contains("127.0.0.1"),
         "{wrong_name}"
     );
+    // The error names the mode that refused (the target names only the server).
+    assert!(wrong_name.contains("with sslmode verify-full"), "{wrong_name}");
     assert!(
         tls_of(&format!("{}?sslmode=verify-full&sslrootcert={ca}", base("localhost")))
             .unwrap()
@@ -496,13 +498,16 @@ fn mariadb_required_encrypts_and_verify_identity_checks_the_name() {
         .starts_with("TLSv1"));
     let wrong_name = tls_of(&format!("{}?ssl-mode=VERIFY_IDENTITY&ssl-ca={ca}", base("127.0.0.1"))).unwrap_err();
     assert!(wrong_name.to_lowercase().contains("name"), "{wrong_name}");
+    // The error names the mode that refused (the target names only the server).
+    assert!(wrong_name.contains("with ssl-mode VERIFY_IDENTITY"), "{wrong_name}");
     assert!(
         tls_of(&format!("{}?ssl-mode=VERIFY_IDENTITY&ssl-ca={ca}", base("localhost")))
             .unwrap()
             .starts_with("TLSv1")
     );
     let other = c.other_ca.display();
-    assert!(tls_of(&format!("{}?ssl-mode=VERIFY_CA&ssl-ca={other}", base("localhost"))).is_err());
+    let wrong_ca = tls_of(&format!("{}?ssl-mode=VERIFY_CA&ssl-ca={other}", base("localhost"))).unwrap_err();
+    assert!(wrong_ca.contains("with ssl-mode VERIFY_CA"), "{wrong_ca}");
     // Option files: ssl-ca alone means VERIFY_CA (the mysql client's rule),
     // MariaDB's bare `ssl` means REQUIRED, `[ibench]` may hold ssl-mode.
     let dir = tempfile::tempdir().unwrap();

@@ -290,13 +290,28 @@ impl MysqlConnector {
             mysql::Error::MySqlError(m) => format!("{} ({})", m.message, m.code),
             other => other.to_string(),
         };
-        Error::database(&self.target, format!("cannot connect as user {user:?}: {cause}"))
+        Error::database(
+            &self.target,
+            format!("cannot connect as user {user:?}{}: {cause}", self.tls_words()),
+        )
+    }
+
+    /// The ssl-mode in effect, for a connect error (empty when TLS is off):
+    /// the target names the server, not the TLS check that refused it.
+    fn tls_words(&self) -> String {
+        match self.ssl_mode {
+            options::SslMode::Disabled => String::new(),
+            mode => format!(" with ssl-mode {}", mode.name()),
+        }
     }
 
     fn open_session(&self) -> Result<MysqlSession> {
         let wire = wire::Wire::connect(&self.dial).map_err(|e| {
             let user = &self.dial.user;
-            Error::database(&self.target, format!("cannot connect as user {user:?}: {e}"))
+            Error::database(
+                &self.target,
+                format!("cannot connect as user {user:?}{}: {e}", self.tls_words()),
+            )
         })?;
         let sql = SessionSql::new(Dialect::Mysql {
             engine: self.engine,

@@ -40,6 +40,8 @@ pub(super) struct Dial {
     /// The same TLS settings for the sessions' own client, and whether
     /// TLS is required (every sslmode but prefer).
     wire_tls: Option<(std::sync::Arc<rustls::ClientConfig>, bool)>,
+    /// The sslmode in effect (disable over a Unix socket), named by connect errors.
+    sslmode: tls::SslMode,
     pub(super) target: String,
 }
 
@@ -50,13 +52,13 @@ impl Dial {
             Some(tls) => self.config.connect(tls.clone()),
             None => self.config.connect(NoTls),
         };
-        connected.map_err(|e| connect_error(&self.config, &self.target, e))
+        connected.map_err(|e| self.connect_error(e))
     }
 
     /// A connection of the sessions' own synchronous client ([`wire`]).
     pub(super) fn wire(&self) -> Result<wire::Wire> {
         let tls = self.wire_tls.as_ref().map(|(c, required)| (c, *required));
-        wire::Wire::connect(&self.config, tls).map_err(|e| login_error(&self.config, &self.target, e.to_string()))
+        wire::Wire::connect(&self.config, tls).map_err(|e| self.login_error(e.to_string()))
     }
 
     /// Cancels the statement `token`'s connection runs.
@@ -173,6 +175,7 @@ impl PostgresConnector {
                 config,
                 tls,
                 wire_tls,
+                sslmode,
                 target,
             },
             password_source: resolved.password_source,
@@ -204,32 +207,41 @@ impl PostgresConnector {
     }
 }
 
-/// Why the driver's connection failed, naming the user and the cause.
-fn connect_error(config: &Config, target: &str, e: postgres::Error) -> Error {
-    let cause = match e.as_db_error() {
-        Some(db) => format!("{} ({})", db.message(), db.code().code()),
-        None => {
-            let mut text = e.to_string();
-            let mut source = std::error::Error::source(&e);
-            while let Some(s) = source {
-                text = format!("{text}: {s}");
-                source = s.source();
+impl Dial {
+    /// Why the driver's connection failed, naming the user and the cause.
+    fn connect_error(&self, e: postgres::Error) -> Error {
+        let cause = match e.as_db_error() {
+            Some(db) => format!("{} ({})", db.message(), db.code().code()),
+            None => {
+                let mut text = e.to_string();
+                let mut source = std::error::Error::source(&e);
+                while let Some(s) = source {
+                    text = format!("{text}: {s}");
+                    source = s.source();
+                }
+                text
             }
-            text
-        }
-    };
-    login_error(config, target, cause)
-}
+        };
+        self.login_error(cause)
+    }
 
-/// A failed login as an error naming the user and `cause` (never the password).
-fn login_error(config: &Config, target: &str, cause: String) -> Error {
-    let user = config.get_user().unwrap_or("");
-    // A server may echo what it was sent; never the password.
-    let cause = match config.get_password().map(String::from_utf8_lossy) {
-        Some(p) if !p.is_empty() => cause.replace(p.as_ref(), "***"),
-        _ => cause,
-    };
-    Error::database(target, format!("cannot connect as user {user:?}: {cause}"))
+    /// A failed login as an error naming the user, the sslmode when TLS
+    /// was asked for (the target names only the server), and `cause`
+    /// (never the password).
+    fn login_error(&self, cause: String) -> Error {
+        let config = &self.config;
+        let user = config.get_user().unwrap_or("");
+        // A server may echo what it was sent; never the password.
+        let cause = match config.get_password().map(String::from_utf8_lossy) {
+            Some(p) if !p.is_empty() => cause.replace(p.as_ref(), "***"),
+            _ => cause,
+        };
+        let mode = match self.sslmode {
+            tls::SslMode::Disable => String::new(),
+            mode => format!(" with sslmode {}", mode.name()),
+        };
+        Error::database(&self.target, format!("cannot connect as user {user:?}{mode}: {cause}"))
+    }
 }
 
 impl Connector for PostgresConnector {
