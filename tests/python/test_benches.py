@@ -6,6 +6,7 @@
 * both refuse a --dir that is not a directory and counts below one.
 * db_bench_side_by_side.py seeds both tools with --seed + the round's index
   (db_bench seeded itself from the clock, ibench kept one seed).
+* client_cpu.py drops its scratch database on the servers it used.
 """
 
 from __future__ import annotations
@@ -120,6 +121,28 @@ def _options_file(db: Path) -> dict[str, str]:
         if sep:
             written.setdefault(name, value)
     return written
+
+
+def test_client_cpu_drops_its_scratch_database_on_both_servers() -> None:
+    """benches/client_cpu.py makes `ib_client_cpu` on each server a target
+    uses; it used to leave it there after the run."""
+    import shutil
+
+    ibench_bin = shutil.which("ibench")
+    assert ibench_bin, "the ibench command (pip install .)"
+    env = {**os.environ, "IBENCH_BIN": ibench_bin, "IBENCH_TARGETS": "PostgreSQL tcp,MariaDB tcp",
+           "IBENCH_STEPS": "l.i1", "IBENCH_ROWS": "l.i0=2000,l.i1=1000"}
+    done = subprocess.run([sys.executable, str(BENCHES / "client_cpu.py"), "1", "1"], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "| PostgreSQL tcp | l.i1 |" in done.stdout and "| MariaDB tcp | l.i1 |" in done.stdout, done.stdout
+    pg = subprocess.run(["psql", "-h", "127.0.0.1", "-U", "postgres", "-d", "postgres", "-Atc",
+                         "SELECT count(*) FROM pg_database WHERE datname = 'ib_client_cpu'"],
+                        capture_output=True, text=True, check=True)
+    assert pg.stdout.strip() == "0", "ib_client_cpu left on PostgreSQL"
+    my = subprocess.run(["mariadb", "-h", "127.0.0.1", "-u", "root", "-N", "-e", "SHOW DATABASES LIKE 'ib_client_cpu'"],
+                        capture_output=True, text=True, check=True)
+    assert my.stdout.strip() == "", "ib_client_cpu left on MariaDB"
 
 
 def test_the_side_by_side_seeds_both_tools_anew_each_round(tmp_path: Path) -> None:
