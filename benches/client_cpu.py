@@ -82,15 +82,23 @@ TARGETS = [
 ]
 
 
-def database(label: str, name: str = "ib_client_cpu") -> str:
-    """A fresh database `name` for `label`'s tables (created on the server the label names)."""
-    if label.startswith("PostgreSQL"):
-        subprocess.run(["psql", "-h", "127.0.0.1", "-U", "postgres", "-qc", f"DROP DATABASE IF EXISTS {name}"], check=True)
-        subprocess.run(["psql", "-h", "127.0.0.1", "-U", "postgres", "-qc", f"CREATE DATABASE {name}"], check=True)
-    elif label.startswith("MariaDB"):
-        subprocess.run(["mariadb", "-h", "127.0.0.1", "-u", "root", "-e",
-                        f"DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}"], check=True)
-    return name
+SCRATCH = "ib_client_cpu"
+
+
+def on_server(server: str, sql: str, check: bool = True) -> None:
+    """Runs `sql` as the admin on the local `server` (a target label's first word)."""
+    if server == "PostgreSQL":
+        subprocess.run(["psql", "-h", "127.0.0.1", "-U", "postgres", "-qc", sql], check=check)
+    elif server == "MariaDB":
+        subprocess.run(["mariadb", "-h", "127.0.0.1", "-u", "root", "-e", sql], check=check)
+
+
+def database(label: str) -> str:
+    """A fresh scratch database for `label`'s tables (on the server the label names)."""
+    server = label.split()[0]
+    on_server(server, f"DROP DATABASE IF EXISTS {SCRATCH}")
+    on_server(server, f"CREATE DATABASE {SCRATCH}")
+    return SCRATCH
 
 
 # Rows per load step. The kernel charges CPU time in ticks (10 ms here), so a
@@ -156,15 +164,10 @@ def main() -> None:
         drop_databases()
 
 
-def drop_databases(name: str = "ib_client_cpu") -> None:
+def drop_databases() -> None:
     """Drops the scratch database on each server a target used, so the servers are left as found."""
-    servers = {label.split()[0] for label, _ in TARGETS}
-    if "PostgreSQL" in servers:
-        subprocess.run(["psql", "-h", "127.0.0.1", "-U", "postgres", "-qc", f"DROP DATABASE IF EXISTS {name}"],
-                       check=False)
-    if "MariaDB" in servers:
-        subprocess.run(["mariadb", "-h", "127.0.0.1", "-u", "root", "-e", f"DROP DATABASE IF EXISTS {name}"],
-                       check=False)
+    for server in {label.split()[0] for label, _ in TARGETS}:
+        on_server(server, f"DROP DATABASE IF EXISTS {SCRATCH}", check=False)
 
 
 def measure() -> None:
@@ -180,7 +183,7 @@ def measure() -> None:
         for _ in range(rounds):
             floor(floors)
             for label, template in TARGETS:
-                db = template.format(db="ib_client_cpu")
+                db = template.format(db=SCRATCH)
                 for name, binary, poll in VARIANTS:
                     halt_poll(poll)
                     for row in run(binary, db, STEPS, out, query_seconds):

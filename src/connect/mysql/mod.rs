@@ -290,29 +290,21 @@ impl MysqlConnector {
             mysql::Error::MySqlError(m) => format!("{} ({})", m.message, m.code),
             other => other.to_string(),
         };
-        Error::database(
-            &self.target,
-            format!("cannot connect as user {user:?}{}: {cause}", self.tls_words()),
-        )
+        self.login_error(user, cause)
     }
 
-    /// The ssl-mode in effect, for a connect error (empty when TLS is off):
-    /// the target names the server, not the TLS check that refused it.
-    fn tls_words(&self) -> String {
-        match self.ssl_mode {
+    /// A failed login as an error naming the user, the ssl-mode when TLS was
+    /// asked for (the target names only the server), and `cause`.
+    fn login_error(&self, user: &str, cause: impl std::fmt::Display) -> Error {
+        let mode = match self.ssl_mode {
             options::SslMode::Disabled => String::new(),
             mode => format!(" with ssl-mode {}", mode.name()),
-        }
+        };
+        Error::database(&self.target, format!("cannot connect as user {user:?}{mode}: {cause}"))
     }
 
     fn open_session(&self) -> Result<MysqlSession> {
-        let wire = wire::Wire::connect(&self.dial).map_err(|e| {
-            let user = &self.dial.user;
-            Error::database(
-                &self.target,
-                format!("cannot connect as user {user:?}{}: {e}", self.tls_words()),
-            )
-        })?;
+        let wire = wire::Wire::connect(&self.dial).map_err(|e| self.login_error(&self.dial.user, e))?;
         let sql = SessionSql::new(Dialect::Mysql {
             engine: self.engine,
             options: self.engine_options.clone(),
