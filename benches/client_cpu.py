@@ -86,7 +86,8 @@ SCRATCH = "ib_client_cpu"
 
 
 def on_server(server: str, sql: str, check: bool = True) -> None:
-    """Runs `sql` as the admin on the local `server` (a target label's first word)."""
+    """Runs `sql` as the admin on the local `server` (a target label's first word;
+    `null` has no server, so nothing runs)."""
     if server == "PostgreSQL":
         subprocess.run(["psql", "-h", "127.0.0.1", "-U", "postgres", "-qc", sql], check=check)
     elif server == "MariaDB":

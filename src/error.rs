@@ -97,6 +97,20 @@ impl Error {
         Self::database_kind(target, message, DbErrorKind::Other)
     }
 
+    /// A failed login to `target`: names the user and, when TLS was asked
+    /// for, its mode as the DBMS's own option spells it (`sslmode
+    /// verify-full`, `ssl-mode REQUIRED`), since the target names only the
+    /// server. `cause` must not hold a password.
+    pub fn login(
+        target: impl Into<String>,
+        user: &str,
+        tls_mode: Option<String>,
+        cause: impl std::fmt::Display,
+    ) -> Self {
+        let mode = tls_mode.map(|m| format!(" with {m}")).unwrap_or_default();
+        Self::database(target, format!("cannot connect as user {user:?}{mode}: {cause}"))
+    }
+
     /// A [`Error::Database`] of `kind` for `target`.
     pub fn database_kind(target: impl Into<String>, message: impl std::fmt::Display, kind: DbErrorKind) -> Self {
         Error::Database {

@@ -293,14 +293,10 @@ impl MysqlConnector {
         self.login_error(user, cause)
     }
 
-    /// A failed login as an error naming the user, the ssl-mode when TLS was
-    /// asked for (the target names only the server), and `cause`.
+    /// A failed login as user `user`, naming the ssl-mode when TLS was asked for.
     fn login_error(&self, user: &str, cause: impl std::fmt::Display) -> Error {
-        let mode = match self.ssl_mode {
-            options::SslMode::Disabled => String::new(),
-            mode => format!(" with ssl-mode {}", mode.name()),
-        };
-        Error::database(&self.target, format!("cannot connect as user {user:?}{mode}: {cause}"))
+        let mode = (self.ssl_mode != options::SslMode::Disabled).then(|| format!("ssl-mode {}", self.ssl_mode.name()));
+        Error::login(&self.target, user, mode, cause)
     }
 
     fn open_session(&self) -> Result<MysqlSession> {

@@ -61,6 +61,37 @@ impl Dial {
         wire::Wire::connect(&self.config, tls).map_err(|e| self.login_error(e.to_string()))
     }
 
+    /// Why the driver's connection failed, naming the user and the cause.
+    fn connect_error(&self, e: postgres::Error) -> Error {
+        let cause = match e.as_db_error() {
+            Some(db) => format!("{} ({})", db.message(), db.code().code()),
+            None => {
+                let mut text = e.to_string();
+                let mut source = std::error::Error::source(&e);
+                while let Some(s) = source {
+                    text = format!("{text}: {s}");
+                    source = s.source();
+                }
+                text
+            }
+        };
+        self.login_error(cause)
+    }
+
+    /// A failed login, naming the user and the sslmode when TLS was asked
+    /// for; `cause` with the password masked.
+    fn login_error(&self, cause: String) -> Error {
+        let config = &self.config;
+        let user = config.get_user().unwrap_or("");
+        // A server may echo what it was sent; never the password.
+        let cause = match config.get_password().map(String::from_utf8_lossy) {
+            Some(p) if !p.is_empty() => cause.replace(p.as_ref(), "***"),
+            _ => cause,
+        };
+        let mode = (self.sslmode != tls::SslMode::Disable).then(|| format!("sslmode {}", self.sslmode.name()));
+        Error::login(&self.target, user, mode, cause)
+    }
+
     /// Cancels the statement `token`'s connection runs.
     pub(super) fn cancel(&self, token: &postgres::CancelToken) {
         let _ = match &self.tls {
@@ -204,43 +235,6 @@ impl PostgresConnector {
             next_key: None,
             reference_queries: None,
         })
-    }
-}
-
-impl Dial {
-    /// Why the driver's connection failed, naming the user and the cause.
-    fn connect_error(&self, e: postgres::Error) -> Error {
-        let cause = match e.as_db_error() {
-            Some(db) => format!("{} ({})", db.message(), db.code().code()),
-            None => {
-                let mut text = e.to_string();
-                let mut source = std::error::Error::source(&e);
-                while let Some(s) = source {
-                    text = format!("{text}: {s}");
-                    source = s.source();
-                }
-                text
-            }
-        };
-        self.login_error(cause)
-    }
-
-    /// A failed login as an error naming the user, the sslmode when TLS
-    /// was asked for (the target names only the server), and `cause`
-    /// (never the password).
-    fn login_error(&self, cause: String) -> Error {
-        let config = &self.config;
-        let user = config.get_user().unwrap_or("");
-        // A server may echo what it was sent; never the password.
-        let cause = match config.get_password().map(String::from_utf8_lossy) {
-            Some(p) if !p.is_empty() => cause.replace(p.as_ref(), "***"),
-            _ => cause,
-        };
-        let mode = match self.sslmode {
-            tls::SslMode::Disable => String::new(),
-            mode => format!(" with sslmode {}", mode.name()),
-        };
-        Error::database(&self.target, format!("cannot connect as user {user:?}{mode}: {cause}"))
     }
 }
 
