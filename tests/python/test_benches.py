@@ -145,6 +145,38 @@ def test_client_cpu_drops_its_scratch_database_on_both_servers() -> None:
     assert my.stdout.strip() == "", "ib_client_cpu left on MariaDB"
 
 
+def _pg_has_scratch() -> bool:
+    pg = subprocess.run(["psql", "-h", "127.0.0.1", "-U", "postgres", "-d", "postgres", "-Atc",
+                         "SELECT count(*) FROM pg_database WHERE datname = 'ib_client_cpu'"],
+                        capture_output=True, text=True, check=True)
+    return pg.stdout.strip() == "1"
+
+
+def test_client_cpu_drops_its_scratch_database_when_terminated(tmp_path: Path) -> None:
+    """SIGTERM while a run on the scratch database is under way: the database
+    is dropped before the script exits."""
+    started = tmp_path / "started"
+    # A stand-in ibench that says it started, then hangs in its first run.
+    fake = tmp_path / "ibench"
+    fake.write_text(f"#!/bin/sh\ntouch {started}\nexec sleep 60\n")
+    fake.chmod(0o755)
+    env = {**os.environ, "IBENCH_BIN": str(fake), "IBENCH_TARGETS": "PostgreSQL tcp", "IBENCH_STEPS": "l.i1"}
+    bench = subprocess.Popen([sys.executable, str(BENCHES / "client_cpu.py"), "1", "1"], env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not started.exists():
+            assert bench.poll() is None and time.monotonic() < deadline, "the bench reached its first run"
+            time.sleep(0.05)
+        assert _pg_has_scratch(), "the scratch database exists while the run is under way"
+        bench.send_signal(signal.SIGTERM)
+        bench.wait(timeout=60)
+    finally:
+        bench.kill()
+    assert bench.returncode == 143
+    assert not _pg_has_scratch(), "ib_client_cpu left on PostgreSQL after SIGTERM"
+
+
 def test_the_side_by_side_seeds_both_tools_anew_each_round(tmp_path: Path) -> None:
     """Round r seeds db_bench and ibench with --seed + r: left alone, db_bench
     seeded itself from the clock (new keys each round) and ibench kept its
