@@ -42,6 +42,12 @@ builds one from the very RocksDB ibench embeds (same version, sources and
 object code), so the two clients differ in nothing else; Debian's
 rocksdb-tools or a RocksDB build of your own also work.
 
+To compare ibench builds as well (a change against the build before it),
+give `--ibench-bin NAME=PATH` once per build: each round runs db_bench and
+every build, each tool taking each place in turn, and the report adds each
+pair of builds' paired rate ratio. On a noisy host that pairs the builds
+round by round instead of run by run.
+
 Each round gives both tools its own seed, `--seed` + the round's index
 (db_bench `--seed`, ibench `seed`), so both draw new keys every round and a
 rerun draws the same ones. Left to itself db_bench seeds from the clock and
@@ -182,7 +188,8 @@ def settle(tool: str, db: Path, args: argparse.Namespace, seed: int) -> None:
                    value_size=args.value_size, key_size=16, ratio=0.5, seed=seed, out=args.results, progress=False)
 
 
-def run_ibench(db: Path, step: str, args: argparse.Namespace, out: Path, seed: int) -> dict[str, Any]:
+def run_ibench(binary: Optional[Path], db: Path, step: str, args: argparse.Namespace, out: Path,
+               seed: int) -> dict[str, Any]:
     extra = STEP_OPTIONS.get(step)
     params: dict[str, Any] = {
         "db": f"rocksdb:{db}?{ibench_options(args)}" + (f"&{extra}" if extra else ""),
@@ -201,7 +208,7 @@ def run_ibench(db: Path, step: str, args: argparse.Namespace, out: Path, seed: i
         "batch_size": 1,
         **STEP_PARAMS.get(step, {}),
     }
-    if args.ibench_bin is None:
+    if binary is None:
         r = ibench.run(out=out, progress=False, **params)
     else:
         # The executable, in its own process as db_bench is: the same
@@ -209,7 +216,7 @@ def run_ibench(db: Path, step: str, args: argparse.Namespace, out: Path, seed: i
         out.mkdir(parents=True, exist_ok=True)
         run_dir = Path(tempfile.mkdtemp(dir=out, prefix="bin-"))
         flags = [f"--{k.replace('_', '-')}={','.join(v) if isinstance(v, list) else v}" for k, v in params.items()]
-        subprocess.run([str(args.ibench_bin), "run", *flags, f"--out={run_dir}", "--quiet"], check=True,
+        subprocess.run([str(binary), "run", *flags, f"--out={run_dir}", "--quiet"], check=True,
                        capture_output=True, text=True)
         r = ibench.load(run_dir)
     s = r.steps.iloc[0]
@@ -250,11 +257,12 @@ def main() -> None:
     parser.add_argument("--value-source", choices=("pool", "per-key"), default="pool",
                         help="ibench's values: sliced from a 1 MiB pool as db_bench's (default), or each "
                              "generated from its key (ibench's default: more client work per write)")
-    parser.add_argument("--ibench-bin", type=Path,
+    parser.add_argument("--ibench-bin", action="append", default=[], metavar="[NAME=]PATH",
                         help="an ibench executable (cargo build --release: target/release/ibench) to run each "
                              "step in its own process, as db_bench runs; default: this Python package, in "
                              "process (its RocksDB is in a shared library, whose thread-locals cost more: "
-                             "docs/kv.md)")
+                             "docs/kv.md). Give it again (NAME=PATH) to compare builds: every round runs "
+                             "each, in rotation, and the builds' rates are paired with each other too")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1,
                         help="round r (from 0) seeds both tools with SEED + r (db_bench takes 0 as 'from the clock')")
@@ -271,8 +279,7 @@ def main() -> None:
     if not os.access(args.db_bench, os.X_OK) or Path(args.db_bench).is_dir():
         parser.error(f"db_bench: {args.db_bench} is not an executable file "
                      "(bash benches/build_db_bench.sh builds one)")
-    if args.ibench_bin is not None and (not os.access(args.ibench_bin, os.X_OK) or args.ibench_bin.is_dir()):
-        parser.error(f"--ibench-bin: {args.ibench_bin} is not an executable file")
+    builds = ibench_builds(parser, args.ibench_bin)
     if args.dir is not None and not args.dir.is_dir():
         parser.error(f"--dir: {args.dir} is not a directory")
     if args.num < 1 or args.rounds < 1:
@@ -280,9 +287,11 @@ def main() -> None:
     if args.seed < 1:
         parser.error(f"--seed: {args.seed}: must be at least 1 (db_bench seeds from the clock on 0)")
 
-    got: dict[str, dict[str, list[dict[str, Any]]]] = {tool: {s: [] for s in steps} for tool in ("db_bench", "ibench")}
+    tools = ["db_bench", *builds]
+    got: dict[str, dict[str, list[dict[str, Any]]]] = {tool: {s: [] for s in steps} for tool in tools}
     for round_ in range(args.rounds):
-        order = ("db_bench", "ibench") if round_ % 2 == 0 else ("ibench", "db_bench")
+        # Each tool takes each place in turn (two tools alternate).
+        order = tools[round_ % len(tools):] + tools[:round_ % len(tools)]
         seed = args.seed + round_
         for tool in order:
             with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
@@ -295,41 +304,74 @@ def main() -> None:
                     if tool == "db_bench":
                         got[tool][step].append(run_db_bench(args.db_bench, db, step, args, seed))
                     else:
-                        got[tool][step].append(run_ibench(db, step, args, args.results, seed))
+                        got[tool][step].append(run_ibench(builds[tool], db, step, args, args.results, seed))
                     print(f"round {round_ + 1} (seed {seed}) {tool} {step}: {got[tool][step][-1]}", flush=True)
 
+    report(got, steps, args)
+
+
+def ibench_builds(parser: argparse.ArgumentParser, given: list[str]) -> dict[str, Optional[Path]]:
+    """The ibench builds by name: each `--ibench-bin [NAME=]PATH` (NAME defaults to
+    `ibench` for one, to PATH's file name for several), or the Python package."""
+    builds: dict[str, Optional[Path]] = {}
+    for item in given:
+        name, sep, path = item.partition("=")
+        binary = Path(path if sep else item)
+        name = name if sep else ("ibench" if len(given) == 1 else binary.name)
+        if not os.access(binary, os.X_OK) or binary.is_dir():
+            parser.error(f"--ibench-bin: {binary} is not an executable file")
+        if not name or name == "db_bench" or name in builds:
+            parser.error(f"--ibench-bin: {item}: name each build once (NAME=PATH), other than db_bench")
+        builds[name] = binary
+    return builds or {"ibench": None}
+
+
+def report(got: dict[str, dict[str, list[dict[str, Any]]]], steps: list[str], args: argparse.Namespace) -> None:
+    """Per ibench build, the table against db_bench; with several builds, their rates paired with each other."""
+    builds = [tool for tool in got if tool != "db_bench"]
     versions = {tool: got[tool][steps[0]][0]["version"] for tool in got}
     print()
-    print(f"db_bench links RocksDB {versions['db_bench']}; ibench links RocksDB {versions['ibench']}.")
+    print(f"db_bench links RocksDB {versions['db_bench']}; "
+          + ", ".join(f"{tool} links RocksDB {versions[tool]}" for tool in builds) + ".")
     print(f"{args.num:,} keys of 16 bytes, {args.value_size}-byte values (ratio 0.5), compression {args.compression}, "
           f"{'universal' if args.universal else 'leveled'} compaction, medians of {args.rounds} rounds "
           f"(seeds {args.seed}–{args.seed + args.rounds - 1})")
+    for build in builds:
+        print()
+        if len(builds) > 1:
+            print(f"{build}:")
+        header = ["step"] + [f"{tool} {f}" for f in FIELDS for tool in ("db_bench", build)]
+        header += [f"ratio {f}" for f in FIELDS] + ["rate ratio, 95% paired interval"]
+        print("| " + " | ".join(header) + " |")
+        print("|" + "---|" * len(header))
+        for step in steps:
+            cells = [step]
+            ratios = []
+            for f in FIELDS:
+                a = median([r[f] for r in got["db_bench"][step]])
+                b = median([r[f] for r in got[build][step]])
+                cells += [fmt(a), fmt(b)]
+                ratios.append(fmt(b / a) if a and b is not None else "-")
+            print("| " + " | ".join(cells + ratios + [paired_rate_ratio(got, step, "db_bench", build)]) + " |")
+    if len(builds) > 1:
+        print()
+        print("| step | builds | rate ratio, 95% paired interval |")
+        print("|---|---|---|")
+        for step in steps:
+            for i, first in enumerate(builds):
+                for other in builds[i + 1:]:
+                    print(f"| {step} | {other} / {first} | {paired_rate_ratio(got, step, first, other)} |")
     print()
-    header = ["step"] + [f"{tool} {f}" for f in FIELDS for tool in ("db_bench", "ibench")] + [f"ratio {f}" for f in FIELDS]
-    header.append("rate ratio, 95% paired interval")
-    print("| " + " | ".join(header) + " |")
-    print("|" + "---|" * len(header))
-    for step in steps:
-        cells = [step]
-        ratios = []
-        for f in FIELDS:
-            a = median([r[f] for r in got["db_bench"][step]])
-            b = median([r[f] for r in got["ibench"][step]])
-            cells += [fmt(a), fmt(b)]
-            ratios.append(fmt(b / a) if a and b is not None else "-")
-        print("| " + " | ".join(cells + ratios + [paired_rate_ratio(got, step)]) + " |")
-    print()
-    print("The paired interval pairs each round's two rates (the tools alternate, so a round's drift moves both; "
+    print("The paired interval pairs each round's two rates (the tools take turns, so a round's drift moves both; "
           "ibench.stats.ratio_of_pairs): where it holds 1.0 the two rates do not differ at that level.")
 
 
-def paired_rate_ratio(got: dict[str, dict[str, list[dict[str, Any]]]], step: str) -> str:
-    """ibench's rate over db_bench's, round by round, with its interval; '-' with fewer than 2 rounds."""
-    pairs = [(d["rate"], i["rate"]) for d, i in zip(got["db_bench"][step], got["ibench"][step])
-             if d["rate"] and i["rate"]]
+def paired_rate_ratio(got: dict[str, dict[str, list[dict[str, Any]]]], step: str, a: str, b: str) -> str:
+    """b's rate over a's, round by round, with its interval; '-' with fewer than 2 rounds."""
+    pairs = [(x["rate"], y["rate"]) for x, y in zip(got[a][step], got[b][step]) if x["rate"] and y["rate"]]
     if len(pairs) < 2:
         return "-"
-    r = ibench.stats.ratio_of_pairs([d for d, _ in pairs], [i for _, i in pairs])
+    r = ibench.stats.ratio_of_pairs([x for x, _ in pairs], [y for _, y in pairs])
     return f"{r} ({'differ' if r.significant else 'no difference'})"
 
 

@@ -210,6 +210,37 @@ def test_the_side_by_side_seeds_both_tools_anew_each_round(tmp_path: Path) -> No
     assert "--seed: 0: must be at least 1" in _refused("db_bench_side_by_side.py", str(stand_in), "--seed", "0")
 
 
+def test_the_side_by_side_rotates_several_ibench_builds_with_db_bench(tmp_path: Path) -> None:
+    """`--ibench-bin NAME=PATH` twice: every round runs db_bench and both
+    builds, each tool in each place in turn, and the report pairs the builds'
+    rates with each other as well as with db_bench's."""
+    import shutil
+
+    ibench_bin = shutil.which("ibench")
+    assert ibench_bin, "the ibench command (pip install .)"
+    stand_in = tmp_path / "db_bench"
+    stand_in.write_text(
+        f"#!{sys.executable}\n"
+        "print('RocksDB:    version 11.8.1')\n"
+        "print('fillseq      :       1.000 micros/op 1000000 ops/sec 0.002 seconds 2000 operations;')\n"
+    )
+    stand_in.chmod(0o755)
+    done = subprocess.run(
+        [sys.executable, str(BENCHES / "db_bench_side_by_side.py"), str(stand_in), "--num", "2000", "--rounds", "3",
+         "--steps", "fillseq", "--dir", str(tmp_path), "--results", str(tmp_path / "results"),
+         "--ibench-bin", f"old={ibench_bin}", "--ibench-bin", f"new={ibench_bin}"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    order = [line.split()[4] for line in done.stdout.splitlines() if line.startswith("round ")]
+    assert order == ["db_bench", "old", "new", "old", "new", "db_bench", "new", "db_bench", "old"], order
+    assert "old:" in done.stdout and "new:" in done.stdout
+    assert "| fillseq | new / old | " in done.stdout, done.stdout
+    twice = _refused("db_bench_side_by_side.py", str(stand_in), "--ibench-bin", f"a={ibench_bin}",
+                     "--ibench-bin", f"a={ibench_bin}")
+    assert f"--ibench-bin: a={ibench_bin}: name each build once" in twice
+
+
 def _db_bench_source() -> str:
     """db_bench_tool.cc of the RocksDB ibench builds (librocksdb-sys' sources, as benches/build_db_bench.sh finds them)."""
     import json
