@@ -123,6 +123,14 @@ def _options_file(db: Path) -> dict[str, str]:
     return written
 
 
+def _pg_has_scratch() -> bool:
+    """True while benches/client_cpu.py's scratch database exists on the local PostgreSQL."""
+    pg = subprocess.run(["psql", "-h", "127.0.0.1", "-U", "postgres", "-d", "postgres", "-Atc",
+                         "SELECT count(*) FROM pg_database WHERE datname = 'ib_client_cpu'"],
+                        capture_output=True, text=True, check=True)
+    return pg.stdout.strip() == "1"
+
+
 def test_client_cpu_drops_its_scratch_database_on_both_servers() -> None:
     """benches/client_cpu.py makes `ib_client_cpu` on each server a target
     uses; it used to leave it there after the run."""
@@ -136,20 +144,10 @@ def test_client_cpu_drops_its_scratch_database_on_both_servers() -> None:
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "| PostgreSQL tcp | l.i1 |" in done.stdout and "| MariaDB tcp | l.i1 |" in done.stdout, done.stdout
-    pg = subprocess.run(["psql", "-h", "127.0.0.1", "-U", "postgres", "-d", "postgres", "-Atc",
-                         "SELECT count(*) FROM pg_database WHERE datname = 'ib_client_cpu'"],
-                        capture_output=True, text=True, check=True)
-    assert pg.stdout.strip() == "0", "ib_client_cpu left on PostgreSQL"
+    assert not _pg_has_scratch(), "ib_client_cpu left on PostgreSQL"
     my = subprocess.run(["mariadb", "-h", "127.0.0.1", "-u", "root", "-N", "-e", "SHOW DATABASES LIKE 'ib_client_cpu'"],
                         capture_output=True, text=True, check=True)
     assert my.stdout.strip() == "", "ib_client_cpu left on MariaDB"
-
-
-def _pg_has_scratch() -> bool:
-    pg = subprocess.run(["psql", "-h", "127.0.0.1", "-U", "postgres", "-d", "postgres", "-Atc",
-                         "SELECT count(*) FROM pg_database WHERE datname = 'ib_client_cpu'"],
-                        capture_output=True, text=True, check=True)
-    return pg.stdout.strip() == "1"
 
 
 def test_client_cpu_drops_its_scratch_database_when_terminated(tmp_path: Path) -> None:
