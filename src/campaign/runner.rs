@@ -5,14 +5,14 @@
 //! the tail of its log and the campaign goes on; a stop request ends the
 //! running run (its results written), stops its server, and ends the campaign.
 
-use super::{Campaign, Target};
+use super::{Campaign, CampaignServer, Target};
 use crate::error::{Error, Result};
 use crate::exec::{self, Observer};
-use crate::server::Managed;
+use crate::results::CampaignRunStatus;
+use crate::server::{Managed, ServerSpec};
 use crate::stop::Stop;
 use crate::workload::Config;
 use serde::Serialize;
-use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -25,8 +25,8 @@ pub struct RunRecord {
     pub repeat: u32,
     /// The run's id (None when its server did not start).
     pub run_id: Option<String>,
-    /// The run's status (ok, error, interrupted), or `server error`.
-    pub status: String,
+    /// How the run ended, or that its server did not start.
+    pub status: CampaignRunStatus,
     /// What went wrong, when something did (with the server log's tail).
     pub error: Option<String>,
     /// The server's data directory, when `keep_data` kept it.
@@ -47,7 +47,7 @@ pub struct CampaignOutcome {
 impl CampaignOutcome {
     /// True when every run ended ok.
     pub fn all_ok(&self) -> bool {
-        !self.stopped && self.runs.iter().all(|r| r.status == "ok")
+        !self.stopped && self.runs.iter().all(|r| r.status == CampaignRunStatus::Ok)
     }
 }
 
@@ -83,9 +83,9 @@ fn pause(d: Duration, stop: &Stop) {
 /// One run on `db` labelled `label`.
 fn one_run(c: &Campaign, db: &str, label: &str, observer: &dyn Observer, stop: &Stop) -> Result<exec::RunOutcome> {
     let mut layer = c.run.clone();
-    layer.insert("db".into(), Value::from(db));
-    layer.insert("label".into(), Value::from(label));
-    let config = Config::resolve(&[layer])?;
+    layer.db = Some(db.into());
+    layer.label = Some(Some(label.into()));
+    let config = Config::resolve_layers([layer])?;
     exec::run(&config, &c.out, observer, stop)
 }
 
@@ -99,77 +99,87 @@ pub fn run(c: &Campaign, observer: &dyn Observer, stop: &Stop) -> Result<Campaig
     let mut runs: Vec<RunRecord> = Vec::new();
     let base = c.base.clone().or_else(|| c.servers.first().map(|s| s.label.clone()));
     record(&c.out, base.as_deref(), &runs)?;
-    let mut first = true;
-    'rounds: for repeat in 1..=c.repeats {
-        for server in &c.servers {
-            if stop.requested() {
-                break 'rounds;
-            }
-            if !first {
-                pause(c.cooldown, stop);
-                if stop.requested() {
-                    break 'rounds;
-                }
-            }
-            first = false;
-            let mut rec = RunRecord {
-                label: server.label.clone(),
-                repeat,
-                run_id: None,
-                status: "server error".into(),
-                error: None,
-                data_dir: None,
-            };
-            let outcome = match &server.target {
-                Target::Db(db) => one_run(c, db, &server.label, observer, stop),
-                Target::Managed(spec) => match Managed::start(spec) {
-                    Err(e) => {
-                        observer.warning(&format!(
-                            "{} (repeat {repeat}): the server did not start: {e}",
-                            server.label
-                        ));
-                        rec.error = Some(e.to_string());
-                        runs.push(rec);
-                        record(&c.out, base.as_deref(), &runs)?;
-                        continue;
-                    }
-                    Ok(managed) => {
-                        if spec.keep_data {
-                            rec.data_dir = Some(managed.dir().display().to_string());
-                        }
-                        let outcome = one_run(c, &managed.dsn(), &server.label, observer, stop);
-                        // The server's log and the configuration it was given stay with the run.
-                        let dir = outcome.as_ref().ok().map(|o| o.dir.clone());
-                        if let Some(dir) = &dir {
-                            if let Err(e) = std::fs::write(dir.join("server.conf"), &spec.config) {
-                                observer.warning(&format!("{}: cannot keep server.conf: {e}", server.label));
-                            }
-                        }
-                        if let Err(e) = managed.stop(dir.map(|d| d.join("server.log")).as_deref()) {
-                            observer.warning(&format!("{}: stopping the server: {e}", server.label));
-                        }
-                        outcome
-                    }
-                },
-            };
-            match outcome {
-                Ok(o) => {
-                    rec.run_id = Some(o.results.run.run_id.clone());
-                    rec.status = o.results.run.status.clone();
-                    rec.error = o.results.run.error.clone();
-                }
-                Err(e) => {
-                    rec.status = "error".into();
-                    rec.error = Some(e.to_string());
-                }
-            }
-            runs.push(rec);
-            record(&c.out, base.as_deref(), &runs)?;
+    let plan = (1..=c.repeats).flat_map(|repeat| c.servers.iter().map(move |s| (repeat, s)));
+    for (i, (repeat, server)) in plan.enumerate() {
+        if i > 0 && !stop.requested() {
+            pause(c.cooldown, stop);
         }
+        if stop.requested() {
+            break;
+        }
+        runs.push(one_planned(c, server, repeat, observer, stop));
+        record(&c.out, base.as_deref(), &runs)?;
     }
     Ok(CampaignOutcome {
         out: c.out.clone(),
         runs,
         stopped: stop.requested(),
     })
+}
+
+/// Repeat `repeat` on `server`: a fresh server started (and stopped) for
+/// it when ibench manages the server, then the run; what became of it.
+fn one_planned(c: &Campaign, server: &CampaignServer, repeat: u32, observer: &dyn Observer, stop: &Stop) -> RunRecord {
+    let mut rec = RunRecord {
+        label: server.label.clone(),
+        repeat,
+        run_id: None,
+        status: CampaignRunStatus::ServerError,
+        error: None,
+        data_dir: None,
+    };
+    let outcome = match &server.target {
+        Target::Db(db) => one_run(c, db, &server.label, observer, stop),
+        Target::Managed(spec) => match Managed::start(spec) {
+            Ok(managed) => {
+                if spec.keep_data {
+                    rec.data_dir = Some(managed.dir().display().to_string());
+                }
+                on_managed(c, spec, managed, &server.label, observer, stop)
+            }
+            Err(e) => {
+                observer.warning(&format!(
+                    "{} (repeat {repeat}): the server did not start: {e}",
+                    server.label
+                ));
+                rec.error = Some(e.to_string());
+                return rec;
+            }
+        },
+    };
+    match outcome {
+        Ok(o) => {
+            rec.run_id = Some(o.results.run.run_id.clone());
+            rec.status = o.results.run.status.into();
+            rec.error = o.results.run.error.clone();
+        }
+        Err(e) => {
+            rec.status = CampaignRunStatus::Error;
+            rec.error = Some(e.to_string());
+        }
+    }
+    rec
+}
+
+/// The run on a managed server, then the server stopped; the server's log
+/// and the configuration it was given stay with the run.
+fn on_managed(
+    c: &Campaign,
+    spec: &ServerSpec,
+    managed: Managed,
+    label: &str,
+    observer: &dyn Observer,
+    stop: &Stop,
+) -> Result<exec::RunOutcome> {
+    let outcome = one_run(c, &managed.dsn(), label, observer, stop);
+    let dir = outcome.as_ref().ok().map(|o| o.dir.clone());
+    if let Some(dir) = &dir {
+        if let Err(e) = std::fs::write(dir.join("server.conf"), &spec.config) {
+            observer.warning(&format!("{label}: cannot keep server.conf: {e}"));
+        }
+    }
+    if let Err(e) = managed.stop(dir.map(|d| d.join("server.log")).as_deref()) {
+        observer.warning(&format!("{label}: stopping the server: {e}"));
+    }
+    outcome
 }

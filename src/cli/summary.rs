@@ -83,7 +83,7 @@ pub fn table(steps: &[StepRow], run: Option<&RunRow>) -> String {
         let rate = |v: f64| format!("{v:.0}{mark}");
         let mut row = vec![
             s.step.clone(),
-            s.status.clone(),
+            s.status.to_string(),
             format!("{:.1}", s.elapsed_s),
             rate(s.ips()),
             rate(s.dps()),
@@ -146,7 +146,7 @@ mod tests {
         let steps = [
             StepRow {
                 step: "qr100".into(),
-                status: "ok".into(),
+                status: crate::results::StepStatus::Ok,
                 elapsed_s: 2.0,
                 inserts: 200,
                 queries: 1000,
@@ -154,7 +154,7 @@ mod tests {
             },
             StepRow {
                 step: "qp100".into(),
-                status: "timeout".into(),
+                status: crate::results::StepStatus::Timeout,
                 elapsed_s: 2.0,
                 inserts: 100,
                 queries: 900,

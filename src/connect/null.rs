@@ -19,7 +19,11 @@
 //!   deadlock once (a retryable error), to test retries;
 //! * `write=1MB` — every insert overwrites that many bytes of a file and
 //!   fsyncs it (in `dir=PATH`, default the temporary directory), a disk
-//!   write of known size for testing the I/O counters.
+//!   write of known size for testing the I/O counters;
+//! * `time=simulated` — latencies and stalls take no real time: the run's
+//!   threads run on simulated time (`crate::clock`), which an operation
+//!   moves on by its latency, so every schedule, latency and interval is
+//!   exact whatever the host does; stalls count from the run's start.
 //!
 //! Durations take `ns`, `us`, `ms` or `s`.
 
@@ -57,6 +61,8 @@ pub struct NullConnector {
     sessions: AtomicU64,
     /// Picks the injected latencies' random streams.
     seed: u64,
+    /// `time=simulated`.
+    simulated: bool,
 }
 
 impl NullConnector {
@@ -73,6 +79,7 @@ impl NullConnector {
         let mut write = 0usize;
         let mut dir = std::env::temp_dir();
         let mut seed = 0u64;
+        let mut simulated = false;
         for (key, value) in super::dsn::options(query) {
             let (key, value) = (key.as_str(), value.as_str());
             if value.is_empty() {
@@ -116,6 +123,18 @@ impl NullConnector {
                     }
                 }
                 "cpu" => cpu = duration(value)?,
+                "time" => {
+                    simulated = match value {
+                        "real" => false,
+                        "simulated" => true,
+                        _ => {
+                            return Err(Error::config(
+                                "db",
+                                format!("null: time {value:?}: expected real or simulated"),
+                            ))
+                        }
+                    }
+                }
                 "write" => write = super::dsn::size("db", value)? as usize,
                 "dir" => dir = std::path::PathBuf::from(value),
                 "seed" => {
@@ -142,7 +161,7 @@ impl NullConnector {
                     return Err(Error::config(
                         "db",
                         format!(
-                            "null: unknown option {key:?}; expected latency, insert_latency, delete_latency, query_latency, cpu, stall, fail, deadlock, write, dir or seed"
+                            "null: unknown option {key:?}; expected latency, insert_latency, delete_latency, query_latency, cpu, stall, fail, deadlock, write, dir, seed or time"
                         ),
                     ))
                 }
@@ -150,6 +169,14 @@ impl NullConnector {
         }
         for (op, l) in per_op {
             latency[op] = l;
+        }
+        if simulated && latency[2] == Latency::None {
+            // A q step's queries run until its inserts end; queries that
+            // take no simulated time would never see that time come.
+            return Err(Error::config(
+                "db",
+                "null: time=simulated needs a query latency (latency= or query_latency=)",
+            ));
         }
         Ok(NullConnector {
             dsn: super::redact(&format!("null:{rest}")),
@@ -163,6 +190,7 @@ impl NullConnector {
             opened: Instant::now(),
             sessions: AtomicU64::new(0),
             seed,
+            simulated,
         })
     }
 }
@@ -192,6 +220,9 @@ impl Connector for NullConnector {
     }
     fn stores_data(&self) -> bool {
         false
+    }
+    fn simulated_time(&self) -> bool {
+        self.simulated
     }
     fn sizes(&self, _tables: &[String]) -> Sizes {
         Sizes::default()
@@ -233,6 +264,7 @@ impl NullConnector {
             deadlock: self.deadlock.clone(),
             counts: [0; 3],
             opened: self.opened,
+            simulated: self.simulated,
             // Each session its own stream; `seed` picks another set of them.
             rng: Xoshiro256PlusPlus::seed_from_u64(n ^ self.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15)),
         })
@@ -251,6 +283,7 @@ struct NullSession {
     /// Inserts, deletes and queries so far.
     counts: [u64; 3],
     opened: Instant,
+    simulated: bool,
     rng: Xoshiro256PlusPlus,
 }
 
@@ -319,29 +352,45 @@ impl NullSession {
         if self.latency[op] == Latency::None && self.stalls.is_empty() && self.cpu.is_zero() {
             return Ok(()); // no clock read: the harness alone is what gets measured
         }
-        let start = Instant::now();
+        let start = (!self.simulated).then(Instant::now);
         if !self.cpu.is_zero() {
             burn_cpu(self.cpu);
         }
-        let since = start - self.opened;
-        let mut end = start
-            + match self.latency[op] {
-                Latency::None => Duration::ZERO,
-                Latency::Fixed(d) => d,
-                Latency::Exponential(mean) => {
-                    let u = ((self.rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
-                    mean.mul_f64(-u.ln())
-                }
-            };
-        for &(at, len) in self.stalls.iter() {
-            if since >= at && since < at + len {
-                end = end.max(self.opened + at + len);
-            }
-        }
+        let latency = self.draw(op);
+        let Some(start) = start else {
+            // Simulated: the latency moves the thread's time on (the burn
+            // inside it), a stall from the run's simulated start.
+            let since = crate::clock::simulated_since_epoch().unwrap_or_default();
+            crate::clock::advance_simulated(latency.max(self.stalled(since) - since));
+            return Ok(());
+        };
+        let end = (start + latency).max(self.opened + self.stalled(start - self.opened));
         if end > start {
             wait_until(end);
         }
         Ok(())
+    }
+
+    /// Operation `op`'s injected latency (a draw, when exponential).
+    fn draw(&mut self, op: usize) -> Duration {
+        match self.latency[op] {
+            Latency::None => Duration::ZERO,
+            Latency::Fixed(d) => d,
+            Latency::Exponential(mean) => {
+                let u = ((self.rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+                mean.mul_f64(-u.ln())
+            }
+        }
+    }
+
+    /// When an operation starting `since` the connector opened may end:
+    /// the end of the stall it falls in, else `since`.
+    fn stalled(&self, since: Duration) -> Duration {
+        self.stalls
+            .iter()
+            .filter(|&&(at, len)| since >= at && since < at + len)
+            .map(|&(at, len)| at + len)
+            .fold(since, Duration::max)
     }
 }
 

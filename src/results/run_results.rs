@@ -141,17 +141,33 @@ impl RunResults {
             ("gauges", self.gauges_batch()?),
             ("disks", self.disks_batch()?),
         ] {
-            let path = dir.join(format!("{name}.parquet"));
-            let tmp = dir.join(format!(".{name}.parquet.tmp"));
-            let mut file = ParquetFile::create(&tmp, batch.schema())?;
-            file.write(&batch)?;
-            file.finish()?;
-            std::fs::rename(&tmp, &path).map_err(|source| Error::Io {
-                action: "cannot replace",
-                path: path.clone(),
-                source,
-            })?;
+            write_whole(dir, name, &batch)?;
         }
         Ok(())
     }
+
+    /// Writes a running step's partial results into its folder `dir`
+    /// (docs/results.md): its provisional row as `steps.parquet` (replaced),
+    /// the intervals and histograms of this write as
+    /// `intervals-SEQ.parquet` and `histograms-SEQ.parquet`.
+    pub fn write_partial(&self, dir: &Path, seq: u32) -> Result<()> {
+        write_whole(dir, &format!("intervals-{seq:06}"), &self.intervals_batch()?)?;
+        write_whole(dir, &format!("histograms-{seq:06}"), &self.histograms_batch()?)?;
+        write_whole(dir, "steps", &self.steps_batch()?)
+    }
+}
+
+/// Writes `batch` as `dir/name.parquet`: whole into a temporary file, then
+/// renamed over it.
+fn write_whole(dir: &Path, name: &str, batch: &RecordBatch) -> Result<()> {
+    let path = dir.join(format!("{name}.parquet"));
+    let tmp = dir.join(format!(".{name}.parquet.tmp"));
+    let mut file = ParquetFile::create(&tmp, batch.schema())?;
+    file.write(batch)?;
+    file.finish()?;
+    std::fs::rename(&tmp, &path).map_err(|source| Error::Io {
+        action: "cannot replace",
+        path: path.clone(),
+        source,
+    })
 }
