@@ -7,7 +7,7 @@
 
 mod runner;
 
-pub use runner::{run, CampaignOutcome, RunRecord};
+pub use runner::{run, CampaignObserver, CampaignOutcome, CampaignProgress, RunRecord};
 
 use crate::error::{Error, Result};
 use crate::server::{Kind, ServerSpec};

@@ -89,8 +89,39 @@ fn one_run(c: &Campaign, db: &str, label: &str, observer: &dyn Observer, stop: &
     exec::run(&config, &c.out, observer, stop)
 }
 
+/// Where a campaign is as a run starts: runs done of the total, and how
+/// long they took.
+#[derive(Clone, Debug)]
+pub struct CampaignProgress {
+    /// Runs done (ended, however they ended).
+    pub done: usize,
+    /// Runs in the campaign.
+    pub total: usize,
+    /// The starting run's server and repeat.
+    pub label: String,
+    pub repeat: u32,
+    /// Since the campaign started.
+    pub elapsed: Duration,
+}
+
+impl CampaignProgress {
+    /// When the campaign will end, from the runs' mean duration so far
+    /// (None before the first run ended).
+    pub fn eta(&self) -> Option<Duration> {
+        (self.done > 0).then(|| self.elapsed.mul_f64((self.total - self.done) as f64 / self.done as f64))
+    }
+}
+
+/// Hears about a campaign's progress as well as each run's.
+pub trait CampaignObserver: Observer {
+    /// A run of the campaign is about to start.
+    fn run_starting(&self, _progress: &CampaignProgress) {}
+}
+
+impl CampaignObserver for exec::Silent {}
+
 /// Runs campaign `c`: `repeats` rounds, each server once per round.
-pub fn run(c: &Campaign, observer: &dyn Observer, stop: &Stop) -> Result<CampaignOutcome> {
+pub fn run(c: &Campaign, observer: &dyn CampaignObserver, stop: &Stop) -> Result<CampaignOutcome> {
     std::fs::create_dir_all(&c.out).map_err(|source| Error::Io {
         action: "cannot create the campaign's directory",
         path: c.out.clone(),
@@ -100,6 +131,7 @@ pub fn run(c: &Campaign, observer: &dyn Observer, stop: &Stop) -> Result<Campaig
     let base = c.base.clone().or_else(|| c.servers.first().map(|s| s.label.clone()));
     record(&c.out, base.as_deref(), &runs)?;
     let plan = (1..=c.repeats).flat_map(|repeat| c.servers.iter().map(move |s| (repeat, s)));
+    let (started, total) = (Instant::now(), c.servers.len() * c.repeats as usize);
     for (i, (repeat, server)) in plan.enumerate() {
         if i > 0 && !stop.requested() {
             pause(c.cooldown, stop);
@@ -107,6 +139,13 @@ pub fn run(c: &Campaign, observer: &dyn Observer, stop: &Stop) -> Result<Campaig
         if stop.requested() {
             break;
         }
+        observer.run_starting(&CampaignProgress {
+            done: i,
+            total,
+            label: server.label.clone(),
+            repeat,
+            elapsed: started.elapsed(),
+        });
         runs.push(one_planned(c, server, repeat, observer, stop));
         record(&c.out, base.as_deref(), &runs)?;
     }

@@ -1,6 +1,7 @@
 //! `ibench campaign FILE`: the campaign's runs, a line per run, then its report.
 
-use super::run::{stop_on_signals, Progress};
+use super::progress::Progress;
+use super::run::{seconds, stop_on_signals};
 use crate::campaign::{self, Campaign};
 use crate::error::Result;
 use crate::stop::Stop;
@@ -19,6 +20,9 @@ pub(super) struct CampaignArgs {
     /// Skip the HTML report (written to OUT/report.html otherwise).
     #[arg(long)]
     no_report: bool,
+    /// When standard error is not a terminal: a progress line this often (seconds).
+    #[arg(long, default_value_t = 30.0, value_name = "SECONDS")]
+    progress_seconds: f64,
 }
 
 /// Runs the campaign; returns the exit code: 0 when every run ended ok, 1
@@ -35,7 +39,8 @@ pub(super) fn run(args: CampaignArgs) -> Result<i32> {
     };
     let stop = Arc::new(Stop::new());
     let (signals, signal) = stop_on_signals(stop.clone())?;
-    let outcome = campaign::run(&c, &Progress::new(args.quiet), &stop);
+    let progress = Progress::new(args.quiet, seconds(args.progress_seconds)?);
+    let outcome = campaign::run(&c, &progress, &stop);
     signals.close();
     let outcome = outcome?;
     for r in &outcome.runs {

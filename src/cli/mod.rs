@@ -3,6 +3,7 @@
 
 mod campaign;
 mod gen;
+mod progress;
 mod run;
 pub mod summary;
 

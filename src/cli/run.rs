@@ -1,17 +1,16 @@
 //! `ibench run`: the Insert Benchmark on a database, with progress and a summary.
 
+use super::progress::Progress;
 use super::summary;
 use crate::error::{Error, Result};
-use crate::exec::{self, Observer};
-use crate::results::{RunRow, RunStatus, StepRow};
+use crate::exec;
+use crate::results::RunStatus;
 use crate::stop::Stop;
 use crate::workload::{Config, Flags, Overrides};
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
-use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicI32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// With no arguments: the quick preset on a SQLite file under ./ibench-results/<run_id>/.
@@ -44,76 +43,21 @@ pub(super) struct RunArgs {
     /// No progress output.
     #[arg(long, short)]
     quiet: bool,
+    /// When standard error is not a terminal: a progress line this often (seconds).
+    #[arg(long, default_value_t = 30.0, value_name = "SECONDS")]
+    progress_seconds: f64,
     /// Print the resolved configuration (JSON, as the run would record it)
     /// and exit without running.
     #[arg(long)]
     print_config: bool,
 }
 
-/// Progress on a terminal: a bar per step with rate and ETA; elsewhere plain lines.
-pub(super) struct Progress {
-    bar: Mutex<Option<ProgressBar>>,
-    terminal: bool,
-    quiet: bool,
-}
-
-impl Progress {
-    /// Bars on a terminal, lines elsewhere; only warnings when `quiet`.
-    pub(super) fn new(quiet: bool) -> Self {
-        Progress {
-            bar: Mutex::new(None),
-            terminal: std::io::stderr().is_terminal(),
-            quiet,
-        }
-    }
-}
-
-impl Observer for Progress {
-    fn run_started(&self, run: &RunRow, dir: &Path) {
-        if !self.quiet {
-            eprintln!("{}", summary::start_line(run, dir));
-        }
-        // Warnings are shown even with --quiet: they say the figures may mislead.
-        for w in &run.warnings {
-            eprintln!("warning: {w}");
-        }
-    }
-    fn step_started(&self, step: &str, rows: Option<u64>) {
-        if self.quiet {
-            return;
-        }
-        if !self.terminal {
-            eprintln!("{step}: started");
-            return;
-        }
-        let bar = match rows {
-            Some(n) => ProgressBar::new(n).with_style(
-                ProgressStyle::with_template("{prefix:>7} {bar:30} {pos}/{len} rows {per_sec} eta {eta}")
-                    .expect("a valid template"),
-            ),
-            None => ProgressBar::new_spinner()
-                .with_style(ProgressStyle::with_template("{prefix:>7} {spinner} {elapsed}").expect("a valid template")),
-        };
-        bar.set_prefix(step.to_string());
-        bar.enable_steady_tick(Duration::from_millis(200));
-        *self.bar.lock().unwrap_or_else(|p| p.into_inner()) = Some(bar);
-    }
-    fn warning(&self, message: &str) {
-        eprintln!("warning: {message}");
-    }
-    fn step_progress(&self, _step: &str, rows: u64, _elapsed: Duration) {
-        if let Some(bar) = self.bar.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
-            bar.set_position(rows);
-        }
-    }
-    fn step_finished(&self, row: &StepRow) {
-        if let Some(bar) = self.bar.lock().unwrap_or_else(|p| p.into_inner()).take() {
-            bar.finish_and_clear();
-        }
-        if !self.quiet {
-            eprintln!("{}", summary::step_line(row));
-        }
-    }
+/// `--progress-seconds`: a duration, checked.
+pub(super) fn seconds(s: f64) -> Result<Duration> {
+    Duration::try_from_secs_f64(s)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| Error::config("progress-seconds", format!("must be > 0, got {s}")))
 }
 
 /// Turns SIGINT, SIGTERM and SIGHUP into stop requests: the run stops
@@ -166,7 +110,7 @@ pub(super) fn run(args: RunArgs) -> Result<i32> {
     }
     let stop = Arc::new(Stop::new());
     let (signals, signal) = stop_on_signals(stop.clone())?;
-    let observer = Progress::new(args.quiet);
+    let observer = Progress::new(args.quiet, seconds(args.progress_seconds)?);
     let outcome = exec::run(&config, &args.out, &observer, &stop);
     signals.close();
     let outcome = outcome?;

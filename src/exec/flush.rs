@@ -130,16 +130,24 @@ impl Flusher {
             .iter()
             .map(|h| (self.step.to_string(), h.clone()))
             .collect();
-        let step_row = self.provisional(now, progress);
-        let partial = RunResults {
-            run: crate::results::RunRow {
-                run_id: self.plan.run_id.clone(),
-                ..Default::default()
-            },
-            steps: vec![step_row],
+        let run = crate::results::RunRow {
+            run_id: self.plan.run_id.clone(),
+            ..Default::default()
+        };
+        // What came since the last write, in files of their own.
+        let new = RunResults {
+            run: run.clone(),
             intervals: rows.into_iter().map(|r| (self.step.to_string(), r)).collect(),
             host_intervals: host,
             histograms,
+            ..RunResults::default()
+        };
+        // The step so far, replacing the last write's.
+        let (step_row, whole) = self.provisional(now, progress);
+        let so_far = RunResults {
+            run,
+            steps: vec![step_row],
+            histograms: whole,
             ..RunResults::default()
         };
         std::fs::create_dir_all(&self.dir).map_err(|source| crate::Error::Io {
@@ -147,7 +155,10 @@ impl Flusher {
             path: self.dir.clone(),
             source,
         })?;
-        partial.write_partial(&self.dir, self.seq)?;
+        new.write_table(&self.dir, "intervals", &format!("intervals-{:06}", self.seq))?;
+        new.write_table(&self.dir, "histograms", &format!("histograms-{:06}", self.seq))?;
+        so_far.write_table(&self.dir, "histograms", "histograms-step")?;
+        so_far.write_table(&self.dir, "steps", "steps")?;
         self.seq += 1;
         self.host_written = progress.host.len();
         Ok(())
@@ -189,9 +200,10 @@ impl Flusher {
         (rows, histograms)
     }
 
-    /// The step as it stands: its counts, rates and percentiles so far,
-    /// status `running` (a reader that finds no live run says `killed`).
-    fn provisional(&self, now: Instant, progress: &Progress<'_>) -> StepRow {
+    /// The step as it stands: its row (its counts, rates and percentiles so
+    /// far, status `running`: a reader that finds no live run says
+    /// `killed`) and its whole-step histograms so far.
+    fn provisional(&self, now: Instant, progress: &Progress<'_>) -> (StepRow, Vec<HistogramRow>) {
         let out = StepOutcome {
             status: StepStatus::Running,
             started_at_us: progress.started_at_us,
@@ -200,6 +212,10 @@ impl Flusher {
             latencies: self.latencies.iter().map(|(op, l)| (*op, l.clone())).collect(),
             ..StepOutcome::default()
         };
-        super::record::step_row(&self.plan.run_id, &self.config, self.step, self.clients, &out, None)
+        let row = super::record::step_row(&self.plan.run_id, &self.config, self.step, self.clients, &out, None);
+        (
+            row,
+            super::record::histograms(&self.plan.run_id, &self.step.to_string(), &out),
+        )
     }
 }

@@ -50,12 +50,22 @@ use std::time::Duration;
 use step::{run_step, StepOutcome};
 use verify::Check;
 
+/// What a step is expected to do, for progress and its ETA: the rows (or
+/// pairs) it writes, or the seconds it lasts, where either is known.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Expected {
+    /// Rows (pairs, reads) the step does in all.
+    pub rows: Option<u64>,
+    /// Seconds it lasts (a timed step).
+    pub seconds: Option<f64>,
+}
+
 /// Hears about a run's progress (the CLI draws bars, Python prints lines).
 pub trait Observer: Sync {
     /// The run directory exists and the database is open.
     fn run_started(&self, _run: &RunRow, _dir: &Path) {}
-    /// A step starts; `rows` is how many rows it will insert, if it inserts.
-    fn step_started(&self, _step: &str, _rows: Option<u64>) {}
+    /// A step starts, expected to do `expected`.
+    fn step_started(&self, _step: &str, _expected: Expected) {}
     /// About ten times a second during a step: rows inserted so far.
     fn step_progress(&self, _step: &str, _rows: u64, _elapsed: Duration) {}
     /// A step ended and its results are written.

@@ -232,11 +232,7 @@ fn prepare(plan: &StepPlan<'_>) -> Setup {
         }
     }
     let name = plan.step.to_string();
-    let target = match plan.step {
-        Step::Kv(op) => c.kv_planned(op),
-        step => c.writes(step).map(|w| w.rows * plan.clients.len() as u64),
-    };
-    plan.observer.step_started(&name, target);
+    plan.observer.step_started(&name, expected(plan));
     for t in plan.tables {
         t.begin_step();
     }
@@ -253,6 +249,18 @@ fn prepare(plan: &StepPlan<'_>) -> Setup {
         interval: Duration::from_secs_f64(c.interval_seconds),
         name,
     }
+}
+
+/// What the step will do: its rows (pairs, reads) where counted, else its
+/// seconds where timed.
+fn expected(plan: &StepPlan<'_>) -> super::Expected {
+    let c = plan.config;
+    let (rows, seconds) = match plan.step {
+        Step::Kv(op) => (c.kv_planned(op), c.duration),
+        Step::Wait => (None, Some(c.wait())),
+        step => (c.writes(step).map(|w| w.rows * plan.clients.len() as u64), None),
+    };
+    super::Expected { rows, seconds }
 }
 
 /// Each role's paced stream: its position among the step's paced streams.

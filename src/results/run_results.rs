@@ -146,14 +146,17 @@ impl RunResults {
         Ok(())
     }
 
-    /// Writes a running step's partial results into its folder `dir`
-    /// (docs/results.md): its provisional row as `steps.parquet` (replaced),
-    /// the intervals and histograms of this write as
-    /// `intervals-SEQ.parquet` and `histograms-SEQ.parquet`.
-    pub fn write_partial(&self, dir: &Path, seq: u32) -> Result<()> {
-        write_whole(dir, &format!("intervals-{seq:06}"), &self.intervals_batch()?)?;
-        write_whole(dir, &format!("histograms-{seq:06}"), &self.histograms_batch()?)?;
-        write_whole(dir, "steps", &self.steps_batch()?)
+    /// Writes table `table` (`steps`, `intervals` or `histograms`) as
+    /// `dir/stem.parquet`, whole and then renamed over any older one: a
+    /// running step's partial files (docs/results.md).
+    pub fn write_table(&self, dir: &Path, table: &str, stem: &str) -> Result<()> {
+        let batch = match table {
+            "steps" => self.steps_batch()?,
+            "intervals" => self.intervals_batch()?,
+            "histograms" => self.histograms_batch()?,
+            _ => unreachable!("no partial table {table}"),
+        };
+        write_whole(dir, stem, &batch)
     }
 }
 

@@ -19,8 +19,14 @@ impl Shard {
     /// Every client: the one shard of a one-process run.
     pub const WHOLE: Shard = Shard { index: 0, count: 1 };
 
+    /// Parses `"i/N"`; the error names the parameter.
+    pub fn parse(text: &str) -> crate::error::Result<Shard> {
+        text.parse()
+            .map_err(|message| crate::error::Error::config(super::param!(shard), message))
+    }
+
     /// Parses `"i/N"`; the error says why (the caller names the parameter).
-    pub fn parse(text: &str) -> std::result::Result<Shard, String> {
+    fn parse_text(text: &str) -> std::result::Result<Shard, String> {
         let bad = || format!("expected i/N with 0 ≤ i < N, such as 0/2, got {text:?}");
         let (i, n) = text.split_once('/').ok_or_else(bad)?;
         let (index, count): (u32, u32) = (
@@ -162,14 +168,14 @@ impl From<Shard> for String {
 impl TryFrom<String> for Shard {
     type Error = String;
     fn try_from(text: String) -> std::result::Result<Shard, String> {
-        Shard::parse(&text)
+        Shard::parse_text(&text)
     }
 }
 
 impl std::str::FromStr for Shard {
     type Err = String;
     fn from_str(text: &str) -> std::result::Result<Shard, String> {
-        Shard::parse(text)
+        Shard::parse_text(text)
     }
 }
 
