@@ -4,6 +4,8 @@
 //! what finished. A server that refuses its configuration is recorded with
 //! the tail of its log and the campaign goes on; a stop request ends the
 //! running run (its results written), stops its server, and ends the campaign.
+//! A campaign resumed (`--resume`) keeps the runs its record says ended ok
+//! and runs the rest of its plan, the plan of the campaign file as it is now.
 
 use super::{Campaign, CampaignServer, Target};
 use crate::error::{Error, Result};
@@ -12,12 +14,13 @@ use crate::results::CampaignRunStatus;
 use crate::server::{Managed, ServerSpec};
 use crate::stop::Stop;
 use crate::workload::Config;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// One run of a campaign, as `campaign.json` records it.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunRecord {
     /// The server's label.
     pub label: String,
@@ -51,9 +54,74 @@ impl CampaignOutcome {
     }
 }
 
-/// Writes `campaign.json`: the campaign's base and every run so far.
-fn record(out: &Path, base: Option<&str>, runs: &[RunRecord]) -> Result<()> {
-    let text = serde_json::to_string_pretty(&serde_json::json!({ "base": base, "runs": runs })).expect("serializes");
+/// What `campaign.json` holds: the campaign's base, its plan (what its
+/// runs' results depend on: resuming refuses a campaign whose plan changed
+/// for the runs it keeps), and every run so far.
+#[derive(Serialize, Deserialize)]
+struct Record {
+    base: Option<String>,
+    #[serde(default)]
+    plan: Plan,
+    runs: Vec<RunRecord>,
+}
+
+/// What a campaign's runs depend on: the run parameters they resolve to
+/// (but the per-server `db` and `label`) and each server's spec.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+struct Plan {
+    run: Map<String, Value>,
+    servers: Map<String, Value>,
+}
+
+impl Plan {
+    /// Campaign `c`'s plan.
+    fn of(c: &Campaign) -> Result<Plan> {
+        let mut run = Config::resolve_layers([c.run.clone()])?.to_map();
+        for per_server in [crate::workload::param!(db), crate::workload::param!(label)] {
+            run.remove(per_server);
+        }
+        let servers = c
+            .servers
+            .iter()
+            .map(|s| {
+                let spec = match &s.target {
+                    Target::Db(db) => serde_json::json!({ "db": crate::connect::redact(db) }),
+                    Target::Managed(m) => serde_json::json!({
+                        "kind": m.kind.name(), "bin": m.bin, "config": m.config, "keep_data": m.keep_data,
+                    }),
+                };
+                (s.label.clone(), spec)
+            })
+            .collect();
+        Ok(Plan { run, servers })
+    }
+
+    /// Why runs recorded under `self` do not compare with runs of `now`:
+    /// the first run parameter, or server kept, whose value changed.
+    fn changed(&self, now: &Plan) -> Option<String> {
+        for (name, before) in &self.run {
+            let after = now.run.get(name).unwrap_or(&Value::Null);
+            if after != before {
+                return Some(format!("run parameter {name} changed ({before} → {after})"));
+            }
+        }
+        self.servers.iter().find_map(|(label, before)| {
+            now.servers
+                .get(label)
+                .filter(|after| *after != before)
+                .map(|after| format!("server {label:?} changed ({before} → {after})"))
+        })
+    }
+}
+
+/// Writes `campaign.json`: the campaign's base, its plan and every run so far.
+fn record(out: &Path, base: Option<&str>, plan: &Plan, runs: &[RunRecord]) -> Result<()> {
+    let record = Record {
+        base: base.map(str::to_owned),
+        plan: plan.clone(),
+        runs: runs.to_vec(),
+    };
+    let text = serde_json::to_string_pretty(&record).expect("serializes");
     let path = out.join("campaign.json");
     let tmp = out.join(".campaign.json.tmp");
     std::fs::write(&tmp, text).map_err(|source| Error::Io {
@@ -66,6 +134,36 @@ fn record(out: &Path, base: Option<&str>, runs: &[RunRecord]) -> Result<()> {
         path,
         source,
     })
+}
+
+/// The runs of `c` a resume keeps: those `campaign.json` records as ended ok
+/// whose run directory is there, by (label, repeat). Refuses (naming it) a
+/// campaign whose run parameters or kept servers changed since.
+fn kept_runs(c: &Campaign, plan: &Plan) -> Result<Vec<RunRecord>> {
+    let path = c.out.join("campaign.json");
+    let refuse = |what: String| Error::config("resume", format!("{}: {what}", path.display()));
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        refuse(format!(
+            "cannot read it ({e}): there is no campaign to resume in {}",
+            c.out.display()
+        ))
+    })?;
+    let before: Record = serde_json::from_str(&text).map_err(|e| refuse(format!("not a campaign record: {e}")))?;
+    if let Some(why) = before.plan.changed(plan) {
+        return Err(refuse(format!(
+            "{why}: the runs kept would not compare with the new ones; run it as a new campaign (another out)"
+        )));
+    }
+    Ok(before
+        .runs
+        .into_iter()
+        .filter(|r| r.status == CampaignRunStatus::Ok)
+        .filter(|r| {
+            r.run_id
+                .as_ref()
+                .is_some_and(|id| c.out.join(id).join("runs.parquet").is_file())
+        })
+        .collect())
 }
 
 /// Sleeps `d`, waking early for a stop request.
@@ -93,8 +191,10 @@ fn one_run(c: &Campaign, db: &str, label: &str, observer: &dyn Observer, stop: &
 /// long they took.
 #[derive(Clone, Debug)]
 pub struct CampaignProgress {
-    /// Runs done (ended, however they ended).
+    /// Runs done (ended, however they ended, or kept from before a resume).
     pub done: usize,
+    /// Of those, the runs this process ran (the ETA's measured durations).
+    pub ran: usize,
     /// Runs in the campaign.
     pub total: usize,
     /// The starting run's server and repeat.
@@ -105,10 +205,10 @@ pub struct CampaignProgress {
 }
 
 impl CampaignProgress {
-    /// When the campaign will end, from the runs' mean duration so far
-    /// (None before the first run ended).
+    /// When the campaign will end, from the mean duration of the runs this
+    /// process ran (None before the first ended).
     pub fn eta(&self) -> Option<Duration> {
-        (self.done > 0).then(|| self.elapsed.mul_f64((self.total - self.done) as f64 / self.done as f64))
+        (self.ran > 0).then(|| self.elapsed.mul_f64((self.total - self.done) as f64 / self.ran as f64))
     }
 }
 
@@ -120,8 +220,12 @@ pub trait CampaignObserver: Observer {
 
 impl CampaignObserver for exec::Silent {}
 
-/// Runs campaign `c`: `repeats` rounds, each server once per round.
-pub fn run(c: &Campaign, observer: &dyn CampaignObserver, stop: &Stop) -> Result<CampaignOutcome> {
+/// Runs campaign `c`: `repeats` rounds, each server once per round. With
+/// `resume`, the runs its `campaign.json` records as ended ok are kept and
+/// the rest of the plan runs (see [`kept_runs`]).
+pub fn run(c: &Campaign, resume: bool, observer: &dyn CampaignObserver, stop: &Stop) -> Result<CampaignOutcome> {
+    let plan = Plan::of(c)?;
+    let mut kept = if resume { kept_runs(c, &plan)? } else { Vec::new() };
     std::fs::create_dir_all(&c.out).map_err(|source| Error::Io {
         action: "cannot create the campaign's directory",
         path: c.out.clone(),
@@ -129,11 +233,16 @@ pub fn run(c: &Campaign, observer: &dyn CampaignObserver, stop: &Stop) -> Result
     })?;
     let mut runs: Vec<RunRecord> = Vec::new();
     let base = c.base.clone().or_else(|| c.servers.first().map(|s| s.label.clone()));
-    record(&c.out, base.as_deref(), &runs)?;
-    let plan = (1..=c.repeats).flat_map(|repeat| c.servers.iter().map(move |s| (repeat, s)));
+    record(&c.out, base.as_deref(), &plan, &runs)?;
+    let order = (1..=c.repeats).flat_map(|repeat| c.servers.iter().map(move |s| (repeat, s)));
     let (started, total) = (Instant::now(), c.servers.len() * c.repeats as usize);
-    for (i, (repeat, server)) in plan.enumerate() {
-        if i > 0 && !stop.requested() {
+    let mut ran = 0;
+    for (i, (repeat, server)) in order.enumerate() {
+        if let Some(at) = kept.iter().position(|r| r.label == server.label && r.repeat == repeat) {
+            runs.push(kept.swap_remove(at));
+            continue;
+        }
+        if ran > 0 && !stop.requested() {
             pause(c.cooldown, stop);
         }
         if stop.requested() {
@@ -145,10 +254,13 @@ pub fn run(c: &Campaign, observer: &dyn CampaignObserver, stop: &Stop) -> Result
             label: server.label.clone(),
             repeat,
             elapsed: started.elapsed(),
+            ran,
         });
         runs.push(one_planned(c, server, repeat, observer, stop));
-        record(&c.out, base.as_deref(), &runs)?;
+        ran += 1;
+        record(&c.out, base.as_deref(), &plan, &runs)?;
     }
+    record(&c.out, base.as_deref(), &plan, &runs)?;
     Ok(CampaignOutcome {
         out: c.out.clone(),
         runs,

@@ -5,15 +5,35 @@
 use crate::metrics::Op;
 use crate::results::{RunRow, StepRow};
 
-/// The line announcing a run in progress output.
+/// The line announcing a run in progress output: where it runs, and which
+/// workload (compat) its Insert Benchmark steps run.
 pub fn start_line(run: &RunRow, dir: &std::path::Path) -> String {
     format!(
-        "run {} on {} {} -> {}",
+        "run {} on {} {} -> {} ({})",
         run.run_id,
         run.dbms,
         run.dbms_version,
-        dir.display()
+        dir.display(),
+        workload(&run.config)
     )
+}
+
+/// Which workload a recorded configuration (JSON) runs.
+fn workload(config: &str) -> &'static str {
+    let c: serde_json::Value = serde_json::from_str(config).unwrap_or_default();
+    if c["steps"].as_array().is_some_and(|s| {
+        s.iter().all(|s| {
+            s.as_str()
+                .and_then(|s| s.parse::<crate::workload::Step>().ok())
+                .is_some_and(|s| s.kv().is_some())
+        })
+    }) {
+        return "workload: db_bench's key/value steps";
+    }
+    match c["compat"].as_str() {
+        Some("iibench") => "workload: compat = iibench, the reference client's statements and data",
+        _ => "workload: compat = ibench, ibench's own statements and data",
+    }
 }
 
 /// One line for progress output: step, status, time, rates, SLA, verify, error.

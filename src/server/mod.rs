@@ -53,6 +53,15 @@ impl Kind {
         }
     }
 
+    /// Its name, as a campaign file spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Postgres => "postgres",
+            Kind::Mariadb => "mariadb",
+            Kind::Mysql => "mysql",
+        }
+    }
+
     /// The signal that shuts the server down cleanly and at once:
     /// PostgreSQL's fast shutdown (SIGINT), MySQL's SIGTERM.
     fn shutdown_signal(self) -> libc::c_int {
