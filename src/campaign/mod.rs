@@ -46,10 +46,25 @@ pub struct CampaignServer {
 /// A server ibench starts for each run, or one it uses as it is.
 #[derive(Clone, Debug)]
 pub enum Target {
-    /// A fresh server per run.
-    Managed(ServerSpec),
+    /// A fresh server per run, and how the runs log in to it.
+    Managed(ServerSpec, Login),
     /// A server ibench does not manage: its DSN.
     Db(String),
+}
+
+/// How a campaign's runs log in to the fresh servers ibench starts:
+/// as root without a password (the default), or as an account made on
+/// each fresh server with the password in a file; and with DSN options
+/// (`ssl-mode=REQUIRED`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Login {
+    /// The account made on each fresh server (MariaDB and MySQL).
+    pub user: Option<String>,
+    /// The file whose first line is its password: given to the runs as
+    /// their `password_file`, never recorded.
+    pub password_file: Option<PathBuf>,
+    /// Appended to the server's DSN (`ssl-mode=REQUIRED`).
+    pub dsn_options: Option<String>,
 }
 
 /// The campaign file's top level.
@@ -106,6 +121,9 @@ struct ServerTable {
     db: Option<String>,
     #[serde(default)]
     keep_data: bool,
+    user: Option<String>,
+    password_file: Option<PathBuf>,
+    dsn_options: Option<String>,
 }
 
 fn bad(file: &Path, what: impl std::fmt::Display) -> Error {
@@ -193,8 +211,12 @@ fn run_parameters(t: &RunTable) -> std::result::Result<Overrides, String> {
 impl ServerTable {
     /// A managed server (`kind`) or a given one (`db`); relative paths from `here`.
     fn target(self, here: &Path) -> std::result::Result<Target, String> {
+        let managed_only = self.user.is_some() || self.password_file.is_some() || self.dsn_options.is_some();
         let kind = match (self.db, self.kind) {
             (Some(_), Some(_)) => return Err("db and kind: a server is managed (kind) or given (db), not both".into()),
+            (Some(_), None) if managed_only => {
+                return Err("user, password_file and dsn_options are for servers ibench starts (kind): a given server's db says them".into())
+            }
             (Some(db), None) => return Ok(Target::Db(db)),
             (None, Some(kind)) => Kind::parse(&kind).map_err(|e| e.to_string())?,
             (None, None) => return Err("needs kind (a server ibench starts) or db (one it uses)".into()),
@@ -204,13 +226,26 @@ impl ServerTable {
             Some(p) => std::fs::read_to_string(&p).map_err(|e| format!("config {}: {e}", p.display()))?,
             None => String::new(),
         };
-        Ok(Target::Managed(ServerSpec {
+        let login = Login {
+            password_file: self.password_file.map(path),
+            user: self.user,
+            dsn_options: self.dsn_options,
+        };
+        match (&login.user, &login.password_file) {
+            (Some(_), None) | (None, Some(_)) => return Err("user and password_file go together".into()),
+            (Some(_), Some(p)) => {
+                crate::connect::read_password_file(p).map_err(|e| e.to_string())?;
+            }
+            (None, None) => {}
+        }
+        let spec = ServerSpec {
             kind,
             bin: self.bin.map(path),
             config,
             work_dir: std::env::temp_dir(),
             keep_data: self.keep_data,
-        }))
+        };
+        Ok(Target::Managed(spec, login))
     }
 }
 
@@ -239,7 +274,7 @@ mod tests {
             (3, Some("b"), Duration::from_millis(1500))
         );
         assert_eq!(c.run.rows_l_i0, Some(10));
-        let Target::Managed(spec) = &c.servers[0].target else {
+        let Target::Managed(spec, _) = &c.servers[0].target else {
             panic!()
         };
         assert_eq!(spec.config, "synchronous_commit = off\n");

@@ -7,7 +7,7 @@
 //! A campaign resumed (`--resume`) keeps the runs its record says ended ok
 //! and runs the rest of its plan, the plan of the campaign file as it is now.
 
-use super::{Campaign, CampaignServer, Target};
+use super::{Campaign, CampaignServer, Login, Target};
 use crate::error::{Error, Result};
 use crate::exec::{self, Observer};
 use crate::results::CampaignRunStatus;
@@ -86,8 +86,9 @@ impl Plan {
             .map(|s| {
                 let spec = match &s.target {
                     Target::Db(db) => serde_json::json!({ "db": crate::connect::redact(db) }),
-                    Target::Managed(m) => serde_json::json!({
+                    Target::Managed(m, login) => serde_json::json!({
                         "kind": m.kind.name(), "bin": m.bin, "config": m.config, "keep_data": m.keep_data,
+                        "user": login.user, "dsn_options": login.dsn_options,
                     }),
                 };
                 (s.label.clone(), spec)
@@ -178,11 +179,21 @@ fn pause(d: Duration, stop: &Stop) {
     }
 }
 
-/// One run on `db` labelled `label`.
-fn one_run(c: &Campaign, db: &str, label: &str, observer: &dyn Observer, stop: &Stop) -> Result<exec::RunOutcome> {
+/// One run on `db` labelled `label` (its password in `password_file`).
+fn one_run(
+    c: &Campaign,
+    db: &str,
+    password_file: Option<&Path>,
+    label: &str,
+    observer: &dyn Observer,
+    stop: &Stop,
+) -> Result<exec::RunOutcome> {
     let mut layer = c.run.clone();
     layer.db = Some(db.into());
     layer.label = Some(Some(label.into()));
+    if let Some(file) = password_file {
+        layer.password_file = Some(Some(file.to_path_buf()));
+    }
     let config = Config::resolve_layers([layer])?;
     exec::run(&config, &c.out, observer, stop)
 }
@@ -280,13 +291,13 @@ fn one_planned(c: &Campaign, server: &CampaignServer, repeat: u32, observer: &dy
         data_dir: None,
     };
     let outcome = match &server.target {
-        Target::Db(db) => one_run(c, db, &server.label, observer, stop),
-        Target::Managed(spec) => match Managed::start(spec) {
+        Target::Db(db) => one_run(c, db, None, &server.label, observer, stop),
+        Target::Managed(spec, login) => match Managed::start(spec) {
             Ok(managed) => {
                 if spec.keep_data {
                     rec.data_dir = Some(managed.dir().display().to_string());
                 }
-                on_managed(c, spec, managed, &server.label, observer, stop)
+                on_managed(c, (spec, login), managed, &server.label, observer, stop)
             }
             Err(e) => {
                 observer.warning(&format!(
@@ -312,17 +323,30 @@ fn one_planned(c: &Campaign, server: &CampaignServer, repeat: u32, observer: &dy
     rec
 }
 
-/// The run on a managed server, then the server stopped; the server's log
-/// and the configuration it was given stay with the run.
+/// The run on a managed server (logged in as `login` says), then the
+/// server stopped; the server's log and the configuration it was given stay
+/// with the run.
 fn on_managed(
     c: &Campaign,
-    spec: &ServerSpec,
+    (spec, login): (&ServerSpec, &Login),
     managed: Managed,
     label: &str,
     observer: &dyn Observer,
     stop: &Stop,
 ) -> Result<exec::RunOutcome> {
-    let outcome = one_run(c, &managed.dsn(), label, observer, stop);
+    let dsn = match (&login.user, &login.password_file) {
+        (Some(user), Some(file)) => {
+            crate::connect::read_password_file(file).and_then(|p| managed.create_user(user, &p))
+        }
+        _ => Ok(managed.dsn()),
+    };
+    let outcome = dsn.and_then(|dsn| {
+        let dsn = match &login.dsn_options {
+            Some(options) => crate::connect::with_options(&dsn, options),
+            None => dsn,
+        };
+        one_run(c, &dsn, login.password_file.as_deref(), label, observer, stop)
+    });
     let dir = outcome.as_ref().ok().map(|o| o.dir.clone());
     if let Some(dir) = &dir {
         if let Err(e) = std::fs::write(dir.join("server.conf"), &spec.config) {
