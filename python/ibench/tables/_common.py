@@ -226,9 +226,29 @@ def _valid(steps: pd.DataFrame, values: pd.Series) -> pd.Series:
     return values.where(~_not_ok(steps))
 
 
+def _partial_notes(steps: pd.DataFrame, frame: pd.DataFrame, fmt: Callable[[object], str]) -> pd.DataFrame:
+    """Per cell of ``frame``, whose rows are those of ``steps``: ``status:
+    figure`` where the row's step did not run its course and the cell holds
+    a figure, else None."""
+    rows = zip(steps["status"], _not_ok(steps).to_numpy(), frame.to_numpy(dtype=object))
+    return pd.DataFrame(
+        [[f"{status}: {fmt(v)}" if bad and not pd.isna(v) else None for v in row] for status, bad, row in rows],
+        index=frame.index,
+        columns=frame.columns,
+        dtype=object,
+    )
+
+
 def _blank_rows(frame: pd.DataFrame, rows: np.ndarray) -> pd.DataFrame:
     """``frame`` with the ``rows`` (a boolean per row) set to NaN."""
     return frame.where(~np.broadcast_to(rows[:, None], frame.shape))
+
+
+def _drop_empty(frame: pd.DataFrame, notes: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``frame`` and its ``notes`` without the columns where neither holds
+    anything (steps that no row has a figure or a note for)."""
+    keep = [c for c in frame.columns if frame[c].notna().any() or notes[c].notna().any()]
+    return frame[keep], notes[keep]
 
 
 def _marked(frame: pd.DataFrame, notes: pd.DataFrame, fmt: Callable[[object], str]) -> tuple[Styler, pd.DataFrame]:

@@ -18,9 +18,11 @@ from ibench.tables._common import (
     RunsLike,
     Table,
     _blank_rows,
+    _drop_empty,
     _fmt,
     _loaded,
     _not_ok,
+    _partial_notes,
     _run_order,
     _steps,
 )
@@ -104,19 +106,10 @@ def efficiency(runs: RunsLike, base: Optional[str] = None) -> Table:
     rows = sorted(steps.index, key=lambda i: (order[steps.at[i, "step"]], runs_order[steps.at[i, "label"]]))
     steps, raw = steps.loc[rows], raw.loc[rows]
     index = pd.MultiIndex.from_arrays([steps["step"], steps["label"]], names=["step", "label"])
-    not_ok = _not_ok(steps).to_numpy()
-    frame = _blank_rows(raw.set_axis(index), not_ok)
-    notes = pd.DataFrame(
-        [
-            [f"{status}: {_fmt_small(v)}" if bad and not pd.isna(v) else None for v in row]
-            for status, bad, row in zip(steps["status"], not_ok, raw.to_numpy())
-        ],
-        index=index,
-        columns=raw.columns,
-        dtype=object,
-    )
-    keep = [c for c in frame.columns if frame[c].notna().any() or notes[c].notna().any()]
-    frame, notes = frame[keep], notes[keep]
+    raw = raw.set_axis(index)
+    frame = _blank_rows(raw, _not_ok(steps).to_numpy())
+    notes = _partial_notes(steps, raw, _fmt_small)
+    frame, notes = _drop_empty(frame, notes)
     # A step without a single figure (wait: no costs, and no sizes on SQLite) is no row.
     has_any = (frame.notna().any(axis=1) | notes.notna().any(axis=1)).to_numpy()
     frame, notes = frame[has_any], notes[has_any]

@@ -7,7 +7,17 @@ from typing import Optional
 import pandas as pd
 
 from ibench import _native
-from ibench.tables._common import RunsLike, Table, _blank_rows, _fmt, _marked, _not_ok, _run_order, _steps
+from ibench.tables._common import (
+    RunsLike,
+    Table,
+    _blank_rows,
+    _fmt,
+    _marked,
+    _not_ok,
+    _partial_notes,
+    _run_order,
+    _steps,
+)
 
 
 ENGINE_COLUMNS = {
@@ -66,15 +76,7 @@ def engine(runs: RunsLike, step: Optional[str] = None) -> Table:
 
     # A step that did not run its course: its partial figures, struck through, never numbers.
     not_ok = _not_ok(steps).to_numpy()
-    notes = pd.DataFrame(
-        [
-            [f"{status}: {fmt(v)}" if bad and not pd.isna(v) else None for v in row]
-            for status, bad, row in zip(steps["status"], not_ok, frame.to_numpy(dtype=object))
-        ],
-        index=frame.index,
-        columns=frame.columns,
-        dtype=object,
-    )
+    notes = _partial_notes(steps, frame, fmt)
     if not_ok.any():
         frame = _blank_rows(frame.astype(float), not_ok)
     styler, notes = _marked(frame, notes, fmt)

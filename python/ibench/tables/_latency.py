@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ibench import _native
-from ibench.tables._common import RunsLike, Table, _fmt, _marked, _notes, _pivot, _steps, _valid
+from ibench.tables._common import RunsLike, Table, _drop_empty, _fmt, _marked, _notes, _pivot, _steps, _valid
 
 
 def latency(runs: RunsLike, op: str = "insert", time: str = "resp") -> Table:
@@ -25,8 +25,7 @@ def latency(runs: RunsLike, op: str = "insert", time: str = "resp") -> Table:
         note_parts.append(notes)
     frame = pd.concat(parts).sort_index(level=0, sort_remaining=False)
     all_notes = pd.concat(note_parts).reindex(index=frame.index)
-    keep = [c for c in frame.columns if frame[c].notna().any() or all_notes[c].notna().any()]
-    frame, all_notes = frame[keep], all_notes[keep]
+    frame, all_notes = _drop_empty(frame, all_notes)
     styler, all_notes = _marked(frame, all_notes, _fmt)
     kind = "response" if time == "resp" else "service"
     return Table(f"{op} {kind} time (µs)", frame, styler, all_notes)

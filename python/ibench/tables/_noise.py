@@ -7,9 +7,9 @@ from typing import Optional
 import pandas as pd
 
 from ibench import _native, stats
-from ibench.tables._common import RunsLike, Table, _fmt, _loaded, _marked, _steps
+from ibench.tables._common import RunsLike, Table, _loaded, _marked, _steps
 from ibench.tables._relative import relative
-from ibench.tables._repeats import _by_group, _Repeats, _repeats, _run_counts
+from ibench.tables._repeats import _per_group, _Repeats, _repeats, _run_counts
 from ibench.tables._throughput import _throughput
 
 
@@ -74,10 +74,7 @@ def noise(runs: RunsLike, base: Optional[str] = None) -> Table:
             "invalid runs: no label has 2 or more runs; the run-to-run spread needs repeats (runs sharing a --label)"
         )
     cells = _repeats(steps, _throughput(steps))
-    frame = _by_group(steps, cells, _cv).astype(float).loc[repeated]
-    notes = _by_group(steps, cells, lambda c: c.note(_fmt)).loc[repeated]
-    keep = [c for c in frame.columns if frame[c].notna().any() or notes[c].notna().any()]
-    frame, notes = frame[keep], notes[keep]
+    frame, notes = _per_group(steps, cells, _cv, repeated)
     ratios = relative(loaded, base, ci=None).frame
     base = base if base is not None else str(ratios.index[0])
     styler, notes = _marked(frame, notes, _pct)

@@ -19,12 +19,11 @@ from ibench.tables._common import (
     RED,
     RunsLike,
     Table,
-    _fmt,
     _interval_texts,
     _loaded,
     _steps,
 )
-from ibench.tables._repeats import _by_group, _Repeats, _repeats
+from ibench.tables._repeats import _per_group, _Repeats, _repeats
 from ibench.tables._throughput import _all_clients, _series, _throughput
 
 
@@ -127,10 +126,7 @@ def relative(runs: RunsLike, base: Optional[str] = None, ci: Optional[float] = 0
     loaded = _loaded(runs)
     steps = _steps(loaded)
     cells = _repeats(steps, _throughput(steps))
-    absolute = _by_group(steps, cells, lambda c: c.mean).astype(float)
-    notes = _by_group(steps, cells, lambda c: c.note(_fmt))
-    keep = [c for c in absolute.columns if absolute[c].notna().any() or notes[c].notna().any()]
-    absolute, notes = absolute[keep], notes[keep]
+    absolute, notes = _per_group(steps, cells, lambda c: c.mean)
     base = base if base is not None else str(absolute.index[0])
     if base not in absolute.index:
         raise _native.ConfigError(f"invalid base: no run labelled {base!r}; labels are {list(absolute.index)}")

@@ -9,7 +9,7 @@ from typing import Callable, Optional
 import numpy as np
 import pandas as pd
 
-from ibench.tables._common import _run_order
+from ibench.tables._common import _drop_empty, _fmt, _run_order
 
 
 @dataclass(frozen=True)
@@ -70,3 +70,19 @@ def _by_group(
     groups, order = list(_run_counts(steps)), _run_order(steps)
     data = [[of(cells[(g, st)]) if (g, st) in cells else None for st in order] for g in groups]
     return pd.DataFrame(data, index=pd.Index(groups, name="label"), columns=order, dtype=object)
+
+
+def _per_group(
+    steps: pd.DataFrame,
+    cells: dict[tuple[str, str], _Repeats],
+    of: Callable[[_Repeats], float],
+    groups: Optional[list[str]] = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``of(cell)`` per group (a row; only ``groups`` when given) and step,
+    with each cell's note (:meth:`_Repeats.note`), without the steps where
+    no row has a figure or a note."""
+    frame = _by_group(steps, cells, of).astype(float)
+    notes = _by_group(steps, cells, lambda c: c.note(_fmt))
+    if groups is not None:
+        frame, notes = frame.loc[groups], notes.loc[groups]
+    return _drop_empty(frame, notes)

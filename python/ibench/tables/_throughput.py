@@ -25,7 +25,7 @@ from ibench.tables._common import (
     _marked,
     _steps,
 )
-from ibench.tables._repeats import _by_group, _repeats, _run_counts
+from ibench.tables._repeats import _by_group, _per_group, _repeats, _run_counts
 
 
 def _throughput(steps: pd.DataFrame) -> pd.Series:
@@ -62,10 +62,7 @@ def throughput(runs: RunsLike) -> Table:
     shows its status, not a number."""
     steps = _steps(runs)
     cells = _repeats(steps, _throughput(steps))
-    frame = _by_group(steps, cells, lambda c: c.mean).astype(float)
-    notes = _by_group(steps, cells, lambda c: c.note(_fmt))
-    keep = [c for c in frame.columns if frame[c].notna().any() or notes[c].notna().any()]
-    frame, notes = frame[keep], notes[keep]
+    frame, notes = _per_group(steps, cells, lambda c: c.mean)
     sla = _repeats(steps, steps["sla_ok"].map(lambda v: 1.0 if v is False else 0.0))
     missed = _by_group(steps, sla, lambda c: max(c.values) == 1.0).reindex_like(frame).fillna(False)
     styler, notes = _marked(frame, notes, _fmt)
