@@ -31,6 +31,7 @@ from typing import Callable, Optional, Sequence
 from matplotlib.figure import Figure
 
 from ibench import plots, tables
+from ibench._cli import exit_code
 from ibench.results import Results, _run_dirs, load
 
 DPI = 72
@@ -173,13 +174,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--base", help="label of the run others are compared with (default: the first)")
     parser.add_argument("-o", "--output", default="report.html", help="the HTML file to write")
     args = parser.parse_args(argv)
-    try:
-        path = write(args.runs, args.output, args.base, jobs=os.cpu_count() or 1)
-    except Exception as e:  # noqa: BLE001 - one clear line for the command line
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    print(f"wrote {path}")
-    return 0
+
+    def written() -> str:
+        return f"wrote {write(args.runs, args.output, args.base, jobs=os.cpu_count() or 1)}"
+
+    # Any exception: one clear line for the command line.
+    return exit_code(written, Exception)
 
 
 if __name__ == "__main__":

@@ -79,10 +79,11 @@ def run(
     if label is not None:
         layer["label"] = label
     out_dir = Path(out) if out is not None else Path("ibench-results")
+    path: Union[str, Path]
     if cluster is not None:
         from ibench import distributed
 
-        merged, status, error = distributed.run(
+        path, status, error = distributed.run(
             [layer],
             out_dir,
             cluster,
@@ -92,14 +93,12 @@ def run(
             config=config,
             progress=progress,
         )
-        if status != "ok":
-            raise _native.Error(f"run ended with status {status}: {error}; results in {merged}")
-        return load(merged)
-    if shards is not None or server_worker is not None:
+    elif shards is not None or server_worker is not None:
         raise _native.ConfigError("invalid shards: shards and server_worker need a cluster (cluster=...)")
-    path, status, error = _native.run(
-        json.dumps([layer]), str(out_dir), None if config is None else str(config), progress
-    )
+    else:
+        path, status, error = _native.run(
+            json.dumps([layer]), str(out_dir), None if config is None else str(config), progress
+        )
     if status != "ok":
         raise _native.Error(f"run ended with status {status}: {error}; results in {path}")
     return load(path)

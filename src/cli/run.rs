@@ -161,5 +161,6 @@ fn on_cluster(args: &RunArgs, cluster: &str, config: &Config) -> Result<i32> {
     if args.quiet {
         argv.push("--quiet".into());
     }
-    super::python_module_stoppable("ibench.distributed", &argv, &[("IBENCH_RUN_CONFIG", layer)])
+    let env = [("IBENCH_RUN_CONFIG", layer)];
+    super::python_module("ibench.distributed", &argv, &env, super::Signals::Forwarded).map(super::stopped_exit_code)
 }
