@@ -72,6 +72,10 @@ class Table:
     runs' figures, :func:`ibench.stats.ratio_of_means`) or ``series`` (one run
     per side: :func:`ibench.stats.ratio_of_series` over the step's
     per-interval throughput); None where the cell has no interval."""
+    why: Optional[pd.DataFrame] = None
+    """Per ratio that has no interval (but the base's own row and noted
+    cells), why it has none: such a ratio is not shown to be significant,
+    whatever its size. None where it has one."""
     warnings: list[str] = field(default_factory=list)
     """Lines shown under the table, in HTML and Markdown (e.g. :func:`noise`:
     where the run-to-run spread exceeds a difference being reported)."""
@@ -101,6 +105,9 @@ class Table:
         its warnings below; a ratio that is not significant in italics."""
         if self.low is not None and self.high is not None:
             shown = _interval_texts(self.frame, self.low, self.high, markdown=True)
+            if self.why is not None:
+                without = self.why.reindex_like(shown).notna()
+                shown = shown.where(~without, "*" + shown + "†*")
         else:
             fmt = self.fmt or _fmt
             shown = self.frame.apply(lambda col: col.map(fmt))
