@@ -78,11 +78,11 @@ impl MysqlConnector {
     /// sessions' dial resolved from them, then one login to check the
     /// server.
     pub fn with_password(dsn: &str, password: Option<&str>) -> Result<Self> {
-        let options: MysqlOptions = dsn.parse()?;
+        let given: MysqlOptions = dsn.parse()?;
         // The option files fill in what the DSN leaves out, as the client's.
-        let client = options.client_settings()?;
+        let client = given.client_settings()?;
         let password = password.map(Password::new);
-        let resolved = options::resolve(dsn, &options, &client, password.as_ref())?;
+        let resolved = options::resolve(dsn, &given, &client, password.as_ref())?;
         let opts = resolved.opts;
         let user = opts.get_user().unwrap_or("").to_string();
         let target = format!(
@@ -90,13 +90,13 @@ impl MysqlConnector {
             opts.get_ip_or_hostname(),
             opts.get_tcp_port(),
             opts.get_db_name().unwrap_or(""),
-            options.engine.sql().to_lowercase()
+            given.engine.sql().to_lowercase()
         );
         let mut connector = MysqlConnector {
             dial: options::dial(&opts, &client)?,
             opts,
-            engine: options.engine,
-            engine_options: options.engine_options,
+            engine: given.engine,
+            engine_options: given.engine_options,
             target,
             datadir: OnceLock::new(),
             rocksdb_dir: OnceLock::new(),
