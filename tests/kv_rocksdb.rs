@@ -96,8 +96,8 @@ fn options_reach_rocksdb_and_are_recorded() {
     let conf = connector.configuration().unwrap();
     let get = |name: &str| {
         conf.iter()
-            .find(|(n, _, s)| n == name && !s.contains("default"))
-            .map(|(_, v, _)| v.clone())
+            .find(|s| s.name == name && !s.source.contains("default"))
+            .map(|s| s.value.clone())
             .unwrap_or_else(|| panic!("no {name} in {conf:?}"))
     };
     assert_eq!(get("compaction_style"), "kCompactionStyleUniversal");

@@ -5,6 +5,79 @@
 use crate::error::{Error, Result};
 use std::time::Duration;
 
+/// Text that holds a password, or may: `Debug` and `Display` show it as
+/// `R` hides it, so no options struct that holds one can print it; its
+/// text only through [`Secret::expose`].
+pub(crate) struct Secret<R>(String, std::marker::PhantomData<R>);
+
+/// How a [`Secret`] is shown.
+pub(crate) trait Hide {
+    /// `text` as Debug and Display show it.
+    fn shown(text: &str) -> std::borrow::Cow<'_, str>;
+}
+
+/// A password (given apart from a DSN: a password file, an option file,
+/// the environment): shown as `***`.
+pub(crate) type Password = Secret<Whole>;
+
+/// A DSN's text as a driver takes it, which may hold a password (in its
+/// user info, a `password=` option or word): shown with every password as
+/// `***` ([`crate::connect::redact`]).
+pub(crate) type DsnText = Secret<InDsn>;
+
+/// Hides the whole text.
+pub(crate) enum Whole {}
+
+/// Hides the passwords in a DSN.
+pub(crate) enum InDsn {}
+
+impl Hide for Whole {
+    fn shown(_: &str) -> std::borrow::Cow<'_, str> {
+        "***".into()
+    }
+}
+
+impl Hide for InDsn {
+    fn shown(text: &str) -> std::borrow::Cow<'_, str> {
+        crate::connect::redact(text).into()
+    }
+}
+
+impl<R> Secret<R> {
+    pub(crate) fn new(text: impl Into<String>) -> Self {
+        Secret(text.into(), std::marker::PhantomData)
+    }
+
+    /// The text itself, for the login or the driver that takes it.
+    pub(crate) fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl<R> Clone for Secret<R> {
+    fn clone(&self) -> Self {
+        Secret::new(self.0.clone())
+    }
+}
+
+impl<R> PartialEq for Secret<R> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0
+    }
+}
+
+impl<R: Hide> std::fmt::Debug for Secret<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&R::shown(&self.0))
+    }
+}
+
+impl<R: Hide> std::fmt::Display for Secret<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&R::shown(&self.0))
+    }
+}
+
 /// A DSN split at its `?`: the part before (percent-decoded when `decode`)
 /// and its options as (name, value) pairs, percent-decoded (`%40` is `@`,
 /// `+` and `%20` a space), in order.
@@ -98,29 +171,23 @@ pub(crate) fn switch(name: &str, text: &str) -> Result<bool> {
     }
 }
 
-/// The `key = value` lines of an INI-style file (`pg_service.conf`; MySQL's
-/// option files have their own reader, mysql/option_files.rs) with the group each is under: (group, key, value), trimmed;
-/// `#` and `;` lines are comments, a key without `=` has an empty value.
-pub(crate) fn ini(text: &str) -> Vec<(String, String, String)> {
-    let mut group = String::new();
-    let mut out = Vec::new();
-    for line in text.lines().map(str::trim) {
-        if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
-            continue;
-        }
-        if let Some(g) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
-            group = g.trim().to_string();
-            continue;
-        }
-        let (key, value) = line.split_once('=').unwrap_or((line, ""));
-        out.push((group.clone(), key.trim().to_string(), value.trim().to_string()));
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn passwords_and_dsn_texts_print_no_password() {
+        let p = Password::new("s3cret");
+        assert_eq!(
+            (format!("{p}"), format!("{p:?}")),
+            ("***".to_string(), "***".to_string())
+        );
+        assert_eq!(p.expose(), "s3cret");
+        let d = DsnText::new("mysql://bob:s3cret@h/db?password=s3cret");
+        for shown in [format!("{d}"), format!("{d:?}")] {
+            assert!(!shown.contains("s3cret") && shown.contains("bob:***@h"), "{shown}");
+        }
+    }
 
     #[test]
     fn extra_options_replace_those_of_the_same_name_and_add_the_others() {

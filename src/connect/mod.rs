@@ -3,8 +3,10 @@
 
 mod dsn;
 pub use dsn::with_options;
+mod ini;
 #[cfg(test)]
 mod kv_contract;
+mod maintain;
 mod mysql;
 mod null;
 mod postgres;
@@ -16,10 +18,11 @@ mod sqlite;
 mod stream;
 mod tls;
 
-use crate::error::{Error, Result};
+use crate::error::{DbErrorKind, Error, Result};
 use crate::gen::{KvBatch, RangeQuery, Row, Rows};
-use crate::metrics::{Counter, EngineCounters, Gauge};
+use crate::metrics::{Counter, EngineCounters, Gauge, Setting};
 use crate::stop::{Interrupter, Stop};
+pub(crate) use maintain::{per_table, privileged};
 
 /// A session's prepared statements by their text, looked up on every
 /// operation: foldhash, not SipHash, over the statement's ~150 bytes
@@ -168,13 +171,14 @@ pub trait Connector: Send + Sync {
     fn server_pid(&self) -> Option<i32> {
         None
     }
-    /// The database's configuration as (name, value, source): PostgreSQL's
-    /// `pg_settings`, MySQL's `SHOW GLOBAL VARIABLES`, SQLite's pragmas.
-    fn configuration(&self) -> Result<Vec<(String, String, String)>> {
+    /// The database's configuration (scope "server"): PostgreSQL's
+    /// `pg_settings`, MySQL's `SHOW GLOBAL VARIABLES`, SQLite's pragmas,
+    /// RocksDB's OPTIONS file.
+    fn configuration(&self) -> Result<Vec<Setting>> {
         Ok(self
             .settings()
             .into_iter()
-            .map(|(k, v)| (k, v, "ibench".to_string()))
+            .map(|(k, v)| Setting::server(k, v, "ibench"))
             .collect())
     }
     /// Opens a key/value session (the key/value steps), when the database can
@@ -292,6 +296,15 @@ pub trait KvSession: Send {
     fn interrupter(&self) -> Option<Interrupter> {
         None
     }
+}
+
+/// The kind a backend's one table of error kinds gives `code` (a
+/// SQLSTATE, an error number); `Other` when the table has none.
+pub(crate) fn kind_of<C: PartialEq>(table: &[(C, DbErrorKind)], code: &C) -> DbErrorKind {
+    table
+        .iter()
+        .find(|(c, _)| c == code)
+        .map_or(DbErrorKind::Other, |(_, k)| *k)
 }
 
 /// True for a host name or address of this machine.

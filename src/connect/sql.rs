@@ -4,6 +4,8 @@
 //! dialects are named here (placeholders, types, index hints, upserts); the
 //! connectors only run what this builds.
 
+use crate::connect::Bounds;
+use crate::error::Result;
 use crate::gen::{RangeQuery, Rows, SecondaryIndex};
 use std::fmt::Write;
 
@@ -352,6 +354,25 @@ impl Dialect {
     /// The row count (a full scan).
     pub(crate) fn count(&self, table: &str) -> String {
         format!("SELECT COUNT(*) FROM {table}")
+    }
+
+    /// `table`'s bounds, each asked with `first_value` (the first column
+    /// of a statement's first row, None without one, named `what` in
+    /// errors): one row from each end of the primary key (no scan), and
+    /// the row count when `count` (a full scan).
+    pub(crate) fn bounds(
+        &self,
+        table: &str,
+        count: bool,
+        mut first_value: impl FnMut(&str, &str) -> Result<Option<u64>>,
+    ) -> Result<Bounds> {
+        let [first, last] = self.key_bounds(table);
+        let (min, max) = (first_value("bounds", &first)?, first_value("bounds", &last)?);
+        let count = match count {
+            true => Some(first_value("count", &self.count(table))?.unwrap_or(0)),
+            false => None,
+        };
+        Ok(Bounds { count, min, max })
     }
 
     /// Every column of the rows with `keys` keys (PostgreSQL: one array

@@ -11,11 +11,9 @@ pub(super) fn environment(connector: &dyn Connector) -> (Vec<Setting>, Vec<Strin
     let mut server = Vec::new();
     let mut trouble = Vec::new();
     match connector.configuration() {
-        Ok(rows) => server.extend(rows.into_iter().map(|(name, value, source)| Setting {
-            scope: "server",
-            value: redact_setting(&name, &value),
-            name,
-            source,
+        Ok(rows) => server.extend(rows.into_iter().map(|s| Setting {
+            value: redact_setting(&s.name, &s.value),
+            ..s
         })),
         Err(e) => trouble.push(format!("the server's configuration could not be read: {e}")),
     }

@@ -325,12 +325,12 @@ impl Runner {
                 .connector
                 .configuration()?
                 .into_iter()
-                .filter(|(n, v, src)| !run_wide.contains(&(n.as_str(), v.as_str(), src.as_str())))
-                .map(|(name, value, source)| Setting {
+                .filter(|s| !run_wide.contains(&(s.name.as_str(), s.value.as_str(), s.source.as_str())))
+                .map(|s| Setting {
                     scope: "step",
-                    value: connect::redact_setting(&name, &value),
-                    name: format!("{step}.{name}"),
-                    source,
+                    value: connect::redact_setting(&s.name, &s.value),
+                    name: format!("{step}.{}", s.name),
+                    source: s.source,
                 })
                 .collect();
             self.results

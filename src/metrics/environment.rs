@@ -18,6 +18,20 @@ pub struct Setting {
     pub source: String,
 }
 
+impl Setting {
+    /// A setting of the database's own configuration (scope "server"), as
+    /// a connector reads it: `pg_settings`, `SHOW GLOBAL VARIABLES`, SQLite's
+    /// pragmas, RocksDB's OPTIONS file (its section as the source).
+    pub fn server(name: impl Into<String>, value: impl Into<String>, source: impl Into<String>) -> Setting {
+        Setting {
+            scope: "server",
+            name: name.into(),
+            value: value.into(),
+            source: source.into(),
+        }
+    }
+}
+
 fn fact(name: &str, value: Option<String>, source: &str, missing: &str) -> Setting {
     let (value, source) = match value {
         Some(v) => (v, source.to_string()),

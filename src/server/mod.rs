@@ -202,6 +202,31 @@ fn setup(mut cmd: Command, account: Option<(u32, u32)>, log: &Path, what: &str) 
     Ok(())
 }
 
+/// Where a fresh server is set up: its spec, its own directory, its port
+/// and the account it runs as (None: ibench's).
+pub(super) struct Fresh<'a> {
+    pub(super) spec: &'a ServerSpec,
+    pub(super) dir: &'a Path,
+    pub(super) port: u16,
+    pub(super) account: Option<(u32, u32)>,
+}
+
+/// A server's data directory, set up: the command that starts the server,
+/// and the version its binary reports.
+pub(super) struct Prepared {
+    pub(super) start: Command,
+    pub(super) version: String,
+}
+
+/// What `binary --version` prints, trimmed.
+fn version_of(binary: &Path) -> Result<String> {
+    Command::new(binary)
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .map_err(|e| Error::config("bin", format!("cannot run {}: {e}", binary.display())))
+}
+
 /// Makes `path` the server's (its user's, when ibench is root).
 fn hand_over(path: &Path, account: Option<(u32, u32)>) -> Result<()> {
     if let Some((uid, gid)) = account {
@@ -251,6 +276,66 @@ fn fresh_dir(parent: &Path, kind: Kind) -> Result<PathBuf> {
     unreachable!("a free name exists")
 }
 
+/// Makes `dir` the server's: its user must be able to reach and own it
+/// (every directory above it searchable by other users).
+fn open_to_server(dir: &Path, account: Option<(u32, u32)>, kind: Kind) -> Result<()> {
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).map_err(io("cannot open up", dir))?;
+    hand_over(dir, account)?;
+    if account.is_none() {
+        return Ok(());
+    }
+    for parent in dir.ancestors().skip(1) {
+        let mode = std::fs::metadata(parent).map(|m| m.permissions().mode()).unwrap_or(0);
+        if mode & 0o001 == 0 {
+            return Err(Error::config(
+                "work_dir",
+                format!(
+                    "{} is not searchable by other users, so the server's user ({}) cannot reach its directory under it",
+                    parent.display(),
+                    kind.user()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Starts the server's command as its user, in a process group of its
+/// own, its output into `log`; the kernel asks it to shut down should
+/// ibench die.
+fn spawn(mut cmd: Command, log: &Path, account: Option<(u32, u32)>, kind: Kind) -> Result<Child> {
+    let out = File::create(log).map_err(io("cannot create", log))?;
+    hand_over(log, account)?;
+    let err = out.try_clone().map_err(io("cannot create", log))?;
+    cmd.stdin(Stdio::null()).stdout(out).stderr(err);
+    // Its own process group: a terminal's Ctrl-C reaches ibench, which stops it cleanly.
+    cmd.process_group(0);
+    if let Some((uid, gid)) = account {
+        cmd.uid(uid).gid(gid);
+    }
+    // Should ibench itself die (SIGKILL, an abort), the kernel asks the
+    // server to shut down: PostgreSQL's fast shutdown, MySQL's SIGTERM.
+    // Set after the change of user, which would clear it.
+    let on_parent_death = kind.shutdown_signal();
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: prctl and getppid are async-signal-safe; nothing is allocated.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, on_parent_death as libc::c_ulong) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // ibench died between the fork and the prctl: nobody would stop the server.
+            if libc::getppid() != parent {
+                return Err(std::io::Error::other("ibench exited while starting the server"));
+            }
+            Ok(())
+        });
+    }
+    let program = cmd.get_program().to_string_lossy().into_owned();
+    cmd.spawn()
+        .map_err(|e| Error::config("server", format!("cannot start {program}: {e}")))
+}
+
 /// The directories of PATH.
 fn path_dirs() -> Vec<PathBuf> {
     std::env::var_os("PATH")
@@ -291,61 +376,23 @@ impl Managed {
         }
     }
 
+    /// Sets a server up in `dir` and starts it on `port`: the directory
+    /// opened to the server's user, the data directory made and configured,
+    /// the server spawned, and a wait until it accepts connections.
     fn start_in(spec: &ServerSpec, dir: &Path, account: Option<(u32, u32)>, port: u16) -> Result<Managed> {
-        // The server's user must be able to reach and own its directory.
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).map_err(io("cannot open up", dir))?;
-        hand_over(dir, account)?;
-        if account.is_some() {
-            for parent in dir.ancestors().skip(1) {
-                let mode = std::fs::metadata(parent).map(|m| m.permissions().mode()).unwrap_or(0);
-                if mode & 0o001 == 0 {
-                    return Err(Error::config(
-                        "work_dir",
-                        format!(
-                            "{} is not searchable by other users, so the server's user ({}) cannot reach its directory under it",
-                            parent.display(),
-                            spec.kind.user()
-                        ),
-                    ));
-                }
-            }
-        }
-        let log = dir.join("server.log");
-        let (mut cmd, version) = match spec.kind {
-            Kind::Postgres => postgres::prepare(spec, dir, port, account)?,
-            Kind::Mariadb | Kind::Mysql => mysql::prepare(spec, dir, port, account)?,
+        open_to_server(dir, account, spec.kind)?;
+        let fresh = Fresh {
+            spec,
+            dir,
+            port,
+            account,
         };
-        let out = File::create(&log).map_err(io("cannot create", &log))?;
-        hand_over(&log, account)?;
-        let err = out.try_clone().map_err(io("cannot create", &log))?;
-        cmd.stdin(Stdio::null()).stdout(out).stderr(err);
-        // Its own process group: a terminal's Ctrl-C reaches ibench, which stops it cleanly.
-        cmd.process_group(0);
-        if let Some((uid, gid)) = account {
-            cmd.uid(uid).gid(gid);
-        }
-        // Should ibench itself die (SIGKILL, an abort), the kernel asks the
-        // server to shut down: PostgreSQL's fast shutdown, MySQL's SIGTERM.
-        // Set after the change of user, which would clear it.
-        let on_parent_death = spec.kind.shutdown_signal();
-        let parent = std::process::id() as libc::pid_t;
-        // SAFETY: prctl and getppid are async-signal-safe; nothing is allocated.
-        unsafe {
-            cmd.pre_exec(move || {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, on_parent_death as libc::c_ulong) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                // ibench died between the fork and the prctl: nobody would stop the server.
-                if libc::getppid() != parent {
-                    return Err(std::io::Error::other("ibench exited while starting the server"));
-                }
-                Ok(())
-            });
-        }
-        let program = cmd.get_program().to_string_lossy().into_owned();
-        let child = cmd
-            .spawn()
-            .map_err(|e| Error::config("server", format!("cannot start {program}: {e}")))?;
+        let prepared = match spec.kind {
+            Kind::Postgres => postgres::prepare(&fresh)?,
+            Kind::Mariadb | Kind::Mysql => mysql::prepare(&fresh)?,
+        };
+        let log = dir.join("server.log");
+        let child = spawn(prepared.start, &log, account, spec.kind)?;
         let mut server = Managed {
             kind: spec.kind,
             child: Some(child),
@@ -353,7 +400,7 @@ impl Managed {
             dir: dir.to_path_buf(),
             log,
             keep_data: spec.keep_data,
-            version,
+            version: prepared.version,
         };
         server.wait_ready()?;
         Ok(server)

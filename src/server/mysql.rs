@@ -5,7 +5,7 @@
 //! --initialize-insecure`, and the server started with `--defaults-file` as
 //! a child process; database `test` is created once it accepts connections.
 
-use super::{find_binary, hand_over, path_dirs, setup, Kind, ServerSpec};
+use super::{find_binary, hand_over, path_dirs, setup, version_of, Fresh, Kind, Prepared};
 use crate::error::{Error, Result};
 use mysql::prelude::Queryable;
 use std::path::{Path, PathBuf};
@@ -21,15 +21,34 @@ fn installed() -> Vec<PathBuf> {
 
 /// The configured data directory in `dir/data`; the command that starts the
 /// server and its version.
-pub(super) fn prepare(
-    spec: &ServerSpec,
-    dir: &Path,
-    port: u16,
-    account: Option<(u32, u32)>,
-) -> Result<(Command, String)> {
+pub(super) fn prepare(at: &Fresh<'_>) -> Result<Prepared> {
     let fallbacks = installed();
-    let server = find_binary(spec.bin.as_deref(), &["mariadbd", "mysqld"], &fallbacks)?;
-    let data = dir.join("data");
+    let server = find_binary(at.spec.bin.as_deref(), &["mariadbd", "mysqld"], &fallbacks)?;
+    let defaults = format!("--defaults-file={}", configure(at)?.display());
+    match at.spec.kind {
+        Kind::Mysql => {
+            let mut cmd = Command::new(&server);
+            cmd.arg(&defaults).arg("--initialize-insecure");
+            setup(
+                cmd,
+                at.account,
+                &at.dir.join("initialize.log"),
+                "mysqld --initialize-insecure",
+            )?;
+        }
+        _ => install_mariadb(at, &server, &defaults, fallbacks)?,
+    }
+    let version = version_of(&server)?;
+    let mut start = Command::new(server);
+    start.arg(defaults);
+    Ok(Prepared { start, version })
+}
+
+/// The server's `my.cnf`, written: a tmpdir of its own in its directory,
+/// the given configuration, then ibench's port, 127.0.0.1, socket and pid
+/// file, which win.
+fn configure(at: &Fresh<'_>) -> Result<PathBuf> {
+    let (dir, account) = (at.dir, at.account);
     // A tmpdir of its own: at every start (and in mariadb-install-db's
     // bootstrap) the server deletes each `#sql*` file it may in its tmpdir,
     // so a shared /tmp loses another server's temporary tables, and two
@@ -45,54 +64,37 @@ pub(super) fn prepare(
     }
     let cnf = dir.join("my.cnf");
     let text = format!(
-        "[mysqld]\ndatadir = {}\ntmpdir = {}\nsecure-file-priv = {}\n\n# the given configuration\n{}\n\n# ibench's own, after it so that they win\n[mysqld]\nport = {port}\nbind-address = 127.0.0.1\nsocket = {}\npid-file = {}\n",
-        data.display(),
+        "[mysqld]\ndatadir = {}\ntmpdir = {}\nsecure-file-priv = {}\n\n# the given configuration\n{}\n\n# ibench's own, after it so that they win\n[mysqld]\nport = {}\nbind-address = 127.0.0.1\nsocket = {}\npid-file = {}\n",
+        dir.join("data").display(),
         tmp.display(),
         files.display(),
-        spec.config,
+        at.spec.config,
+        at.port,
         socket(dir).display(),
         dir.join("mysqld.pid").display(),
     );
     std::fs::write(&cnf, text).map_err(super::io("cannot write", &cnf))?;
     hand_over(&cnf, account)?;
-    let defaults = format!("--defaults-file={}", cnf.display());
-    match spec.kind {
-        Kind::Mysql => {
-            let mut cmd = Command::new(&server);
-            cmd.arg(&defaults).arg("--initialize-insecure");
-            setup(
-                cmd,
-                account,
-                &dir.join("initialize.log"),
-                "mysqld --initialize-insecure",
-            )?;
-        }
-        _ => {
-            // The installer lives beside the server, in ../scripts of a tarball, or on PATH.
-            let bin = server.parent().expect("a file has a directory").to_path_buf();
-            let mut places = vec![bin.clone()];
-            if let Some(base) = bin.parent() {
-                places.push(base.join("scripts"));
-                places.push(base.join("bin"));
-            }
-            places.extend(fallbacks);
-            let install = find_binary(None, &["mariadb-install-db", "mysql_install_db"], &places)?;
-            let mut cmd = Command::new(install);
-            cmd.arg(&defaults).arg("--auth-root-authentication-method=normal");
-            if let (Some(_), Some(base)) = (&spec.bin, bin.parent()) {
-                cmd.arg(format!("--basedir={}", base.display()));
-            }
-            setup(cmd, account, &dir.join("install.log"), "mariadb-install-db")?;
-        }
+    Ok(cnf)
+}
+
+/// MariaDB's data directory by `mariadb-install-db`, which lives beside
+/// the server, in ../scripts of a tarball, or on PATH.
+fn install_mariadb(at: &Fresh<'_>, server: &Path, defaults: &str, fallbacks: Vec<PathBuf>) -> Result<()> {
+    let bin = server.parent().expect("a file has a directory").to_path_buf();
+    let mut places = vec![bin.clone()];
+    if let Some(base) = bin.parent() {
+        places.push(base.join("scripts"));
+        places.push(base.join("bin"));
     }
-    let version = Command::new(&server)
-        .arg("--version")
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .map_err(|e| Error::config("bin", format!("cannot run {}: {e}", server.display())))?;
-    let mut start = Command::new(server);
-    start.arg(defaults);
-    Ok((start, version))
+    places.extend(fallbacks);
+    let install = find_binary(None, &["mariadb-install-db", "mysql_install_db"], &places)?;
+    let mut cmd = Command::new(install);
+    cmd.arg(defaults).arg("--auth-root-authentication-method=normal");
+    if let (Some(_), Some(base)) = (&at.spec.bin, bin.parent()) {
+        cmd.arg(format!("--basedir={}", base.display()));
+    }
+    setup(cmd, at.account, &at.dir.join("install.log"), "mariadb-install-db")
 }
 
 /// True once the server accepts a connection on its socket in `dir` (and

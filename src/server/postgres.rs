@@ -3,8 +3,8 @@
 //! 127.0.0.1 and a socket directory of its own, which win), and
 //! `postgres -D DATADIR` as a child process.
 
-use super::{find_binary, hand_over, path_dirs, setup, ServerSpec};
-use crate::error::{Error, Result};
+use super::{find_binary, hand_over, path_dirs, setup, version_of, Fresh, Prepared};
+use crate::error::Result;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -27,41 +27,37 @@ fn installed() -> Vec<PathBuf> {
 }
 
 /// The fresh cluster in `dir/data`, configured; the command that starts it and its version.
-pub(super) fn prepare(
-    spec: &ServerSpec,
-    dir: &Path,
-    port: u16,
-    account: Option<(u32, u32)>,
-) -> Result<(Command, String)> {
-    let fallbacks = installed();
-    let initdb = find_binary(spec.bin.as_deref(), &["initdb"], &fallbacks)?;
+pub(super) fn prepare(at: &Fresh<'_>) -> Result<Prepared> {
+    let initdb = find_binary(at.spec.bin.as_deref(), &["initdb"], &installed())?;
     let bin = initdb.parent().expect("a file has a directory").to_path_buf();
     let postgres = find_binary(Some(&bin), &["postgres"], &[])?;
-    let data = dir.join("data");
+    let data = at.dir.join("data");
     let mut cmd = Command::new(&initdb);
     cmd.arg("-D")
         .arg(&data)
         .args(["-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-instructions"]);
-    setup(cmd, account, &dir.join("initdb.log"), "initdb")?;
-    let conf = data.join("postgresql.conf");
-    let mut f = std::fs::OpenOptions::new()
-        .append(true)
-        .open(&conf)
-        .map_err(super::io("cannot open", &conf))?;
-    let ours = format!(
-        "\n# ibench's own, after the given configuration so that they win\nlisten_addresses = '127.0.0.1'\nport = {port}\nunix_socket_directories = '{}'\n",
-        dir.display()
-    );
-    writeln!(f, "\n# the given configuration\n{}\n{ours}", spec.config).map_err(super::io("cannot write", &conf))?;
-    hand_over(&conf, account)?;
-    let version = Command::new(&postgres)
-        .arg("--version")
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .map_err(|e| Error::config("bin", format!("cannot run {}: {e}", postgres.display())))?;
+    setup(cmd, at.account, &at.dir.join("initdb.log"), "initdb")?;
+    configure(at, &data.join("postgresql.conf"))?;
+    let version = version_of(&postgres)?;
     let mut start = Command::new(postgres);
     start.arg("-D").arg(&data);
-    Ok((start, version))
+    Ok(Prepared { start, version })
+}
+
+/// Appends the given configuration to `conf`, then ibench's port,
+/// 127.0.0.1 and socket directory, which win.
+fn configure(at: &Fresh<'_>, conf: &Path) -> Result<()> {
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(conf)
+        .map_err(super::io("cannot open", conf))?;
+    let ours = format!(
+        "\n# ibench's own, after the given configuration so that they win\nlisten_addresses = '127.0.0.1'\nport = {}\nunix_socket_directories = '{}'\n",
+        at.port,
+        at.dir.display()
+    );
+    writeln!(f, "\n# the given configuration\n{}\n{ours}", at.spec.config).map_err(super::io("cannot write", conf))?;
+    hand_over(conf, at.account)
 }
 
 /// True once the server accepts a connection on its socket in `dir`.

@@ -6,7 +6,7 @@
 //! dirty pages; MyRocks: the memtable); waiting for compaction is the wait
 //! step's maintenance.
 
-use super::my_err;
+use super::error::my_err;
 use super::session::MysqlSession;
 use crate::connect::sql;
 use crate::connect::KvSession;

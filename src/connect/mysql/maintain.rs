@@ -13,15 +13,15 @@
 //! `rocksdb_force_flush_memtable_now`, 20 s, `rocksdb_compact_lzero_now`
 //! (where the server has it); the settings come back at the end.
 
+use super::error::my_err;
 use super::session::MysqlSession;
-use super::{my_err, privileged};
+use crate::connect::privileged;
 use crate::connect::sql::Engine;
 use crate::connect::Maintenance;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::stop::Stop;
 use mysql::prelude::Queryable;
 use mysql::{Conn, Opts};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// How long ibench's write-back and compaction waits last at most.
@@ -275,101 +275,84 @@ impl MysqlSession {
     }
 
     /// The reference scripts' `vac_my` (see the module's comment), the
-    /// whole of it ending at `m.until` at the earliest.
+    /// whole of it ending at `m.until` at the earliest: ANALYZE TABLE of
+    /// every table at once, each on a connection of its own, while the
+    /// engine's procedure runs; the settings it changed come back once
+    /// every ANALYZE is done.
     pub(super) fn reference_maintenance(&mut self, m: &Maintenance<'_>) -> Result<Vec<String>> {
         let mut notes = Vec::new();
         if m.reset_master {
             let done = self.run("RESET MASTER", "RESET MASTER");
             privileged("RESET MASTER", done, &mut notes)?;
         }
-        let ids: Mutex<Vec<u32>> = Mutex::new(Vec::new());
         let (opts, target) = (self.opts.clone(), self.target.clone());
-        let opts = &opts;
-        let (procedure, analyzed) = std::thread::scope(|scope| {
-            let analyzes: Vec<_> = m
-                .tables
-                .iter()
-                .map(|t| {
-                    let (ids, target) = (&ids, target.as_str());
-                    scope.spawn(move || -> Result<()> {
-                        let mut c = Conn::new(opts.clone()).map_err(|e| my_err(target, "connect", e))?;
-                        ids.lock().unwrap_or_else(|p| p.into_inner()).push(c.connection_id());
-                        c.query_drop(format!("ANALYZE TABLE {t}"))
-                            .map_err(|e| my_err(target, "analyze", e))
-                    })
-                })
-                .collect();
-            let mut restores = Vec::new();
-            let procedure = (|| -> Result<()> {
-                match self.engine {
-                    Engine::InnoDb => {
-                        // The reference's values. The limit first: its
-                        // low-water mark may not exceed it, so from a limit
-                        // below 1 (0, say) the reference's order (the mark
-                        // first) leaves the mark where it was. Restored
-                        // (last in, first out) the limit first again, which
-                        // lowers a mark above it along with it.
-                        let limit = self.set_global("innodb_max_dirty_pages_pct", "1", &mut notes)?;
-                        let mark = match self.set_global("innodb_max_dirty_pages_pct_lwm", "1", &mut notes) {
-                            Ok(mark) => mark,
-                            Err(e) => {
-                                restores.extend(limit);
-                                return Err(e);
-                            }
-                        };
-                        restores.extend(mark);
+        let analyze = |t: &str, register: &dyn Fn(u32)| -> Result<()> {
+            let mut c = Conn::new(opts.clone()).map_err(|e| my_err(&target, "connect", e))?;
+            register(c.connection_id());
+            c.query_drop(format!("ANALYZE TABLE {t}"))
+                .map_err(|e| my_err(&target, "analyze", e))
+        };
+        let kill = |id: &u32| {
+            if let Ok(mut c) = Conn::new(opts.clone()) {
+                let _ = c.query_drop(format!("KILL QUERY {id}"));
+            }
+        };
+        let ((procedure, mut restores), analyzed) =
+            crate::connect::per_table(m.tables, m.stop, &target, "ANALYZE", analyze, kill, || {
+                let mut restores = Vec::new();
+                let procedure = self.reference_procedure(m, &mut restores, &mut notes);
+                (procedure, restores)
+            });
+        // Back in the reverse order of pushing.
+        let mut restored = Ok(());
+        while let Some(mut r) = restores.pop() {
+            let done = r.now(self.conn().ok());
+            restored = restored.and(done);
+        }
+        procedure.and(restored)?;
+        analyzed?;
+        Ok(notes)
+    }
+
+    /// The engine's part of `vac_my`, then a sleep until `m.until`: the
+    /// settings it changes are pushed on `restores`, to come back last in,
+    /// first out.
+    fn reference_procedure(
+        &mut self,
+        m: &Maintenance<'_>,
+        restores: &mut Vec<Restore>,
+        notes: &mut Vec<String>,
+    ) -> Result<()> {
+        match self.engine {
+            Engine::InnoDb => {
+                // The reference's values. The limit first: its low-water
+                // mark may not exceed it, so from a limit below 1 (0, say)
+                // the reference's order (the mark first) leaves the mark
+                // where it was. Restored (last in, first out) the limit
+                // first again, which lowers a mark above it along with it.
+                let limit = self.set_global("innodb_max_dirty_pages_pct", "1", notes)?;
+                let mark = match self.set_global("innodb_max_dirty_pages_pct_lwm", "1", notes) {
+                    Ok(mark) => mark,
+                    Err(e) => {
                         restores.extend(limit);
-                        restores.extend(self.set_global_if_present("innodb_idle_flush_pct", "100", &mut notes)?);
+                        return Err(e);
                     }
-                    Engine::RocksDb => {
-                        self.wait_for_rocksdb(Duration::MAX, m.stop, &mut notes)?;
-                        self.trigger("rocksdb_force_flush_memtable_now", &mut notes)?;
-                        sleep_until(Instant::now() + Duration::from_secs(20), m.stop);
-                        if !m.stop.requested() {
-                            self.trigger("rocksdb_compact_lzero_now", &mut notes)?;
-                        }
-                    }
-                }
-                sleep_until(m.until, m.stop);
-                Ok(())
-            })();
-            // A stop cancels the ANALYZEs still running, each once.
-            let mut killed = 0;
-            while !analyzes.iter().all(|h| h.is_finished()) {
-                if m.stop.requested() {
-                    let ids = ids.lock().unwrap_or_else(|p| p.into_inner());
-                    for id in &ids[killed..] {
-                        if let Ok(mut c) = Conn::new(opts.clone()) {
-                            let _ = c.query_drop(format!("KILL QUERY {id}"));
-                        }
-                    }
-                    killed = ids.len();
-                }
-                std::thread::sleep(Duration::from_millis(20));
+                };
+                restores.extend(mark);
+                restores.extend(limit);
+                restores.extend(self.set_global_if_present("innodb_idle_flush_pct", "100", notes)?);
             }
-            let analyzed: Vec<Result<()>> = analyzes
-                .into_iter()
-                .map(|h| {
-                    h.join()
-                        .unwrap_or_else(|_| Err(Error::database(&target, "an ANALYZE thread panicked")))
-                })
-                .collect();
-            // Back in the reverse order of pushing.
-            let mut restored = Ok(());
-            while let Some(mut r) = restores.pop() {
-                let done = r.now(self.conn().ok());
-                restored = restored.and(done);
-            }
-            (procedure.and(restored), analyzed)
-        });
-        procedure?;
-        for a in analyzed {
-            match a {
-                Err(e) if e.is_canceled() && m.stop.requested() => {}
-                other => other?,
+            Engine::RocksDb => {
+                self.wait_for_rocksdb(Duration::MAX, m.stop, notes)?;
+                self.trigger("rocksdb_force_flush_memtable_now", notes)?;
+                sleep_until(Instant::now() + Duration::from_secs(20), m.stop);
+                if !m.stop.requested() {
+                    self.trigger("rocksdb_compact_lzero_now", notes)?;
+                }
             }
         }
-        Ok(notes)
+        sleep_until(m.until, m.stop);
+        Ok(())
     }
 
     /// Polls `done` every 200 ms until it holds (true), `limit` passes or a

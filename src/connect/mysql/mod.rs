@@ -2,12 +2,16 @@
 //! — MySQL and MariaDB, InnoDB or the RocksDB engine (MyRocks).
 //!
 //! InnoDB gets its three indexes in one ALTER TABLE, RocksDB one ALTER per
-//! index. `session.rs` runs the benchmark's statements, server-side
-//! prepared or as text, through the sessions' own client (`wire.rs`);
-//! `maintain.rs` the wait step and the settings it changes and restores;
-//! `kv.rs` the key/value steps. Those two, the counters and the checks
-//! here use the `mysql` crate.
+//! index. `options.rs` parses the DSN and resolves what it leaves out as
+//! the client does (`option_files.rs`: MySQL's option files);
+//! `session.rs` runs the benchmark's statements, server-side prepared or
+//! as text, through the sessions' own client (`wire.rs`); `maintain.rs`
+//! the wait step and the settings it changes and restores; `kv.rs` the
+//! key/value steps; `stats.rs` the server's counters (`rocksdb_log.rs`:
+//! MyRocks' event log); `error.rs` maps its errors. The key/value steps,
+//! maintenance, the counters and the checks here use the `mysql` crate.
 
+mod error;
 mod kv;
 mod maintain;
 mod option_files;
@@ -17,20 +21,18 @@ mod session;
 mod stats;
 mod wire;
 
+use super::dsn::Password;
 use super::sql::{Dialect, Engine, SessionSql};
 use super::{Connector, KvSession, ServerCounters, Session, SessionSpec, Sizes};
-use crate::error::{DbErrorKind, Error, Result};
+use crate::error::{Error, Result};
+use crate::metrics::Setting;
+use error::my_err;
 use mysql::prelude::Queryable;
 use mysql::{Conn, Opts, OptsBuilder};
+use options::MysqlOptions;
 use session::MysqlSession;
 use std::path::PathBuf;
 use std::sync::OnceLock;
-use std::time::Duration;
-
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// Prepared statements the driver keeps per connection.
-const STATEMENT_CACHE: usize = 1024;
 
 /// The MySQL/MariaDB connector.
 pub struct MysqlConnector {
@@ -48,41 +50,6 @@ pub struct MysqlConnector {
     dial: wire::Dial,
     /// Where the password came from (dsn, MYSQL_PWD, option file, ...).
     password_source: &'static str,
-}
-
-/// Maps a server error to its kind: deadlocks (1213) and lock wait timeouts
-/// (1205) are retryable; a missing privilege (1227 SUPER and the like, 1142
-/// on a table, 1044 on a database) is skipped by maintenance; 1317 is a
-/// statement killed by `KILL QUERY` (a stop request).
-pub(super) fn my_err(target: &str, what: &str, e: mysql::Error) -> Error {
-    match e {
-        mysql::Error::MySqlError(m) => server_error(target, what, m.code, &m.message),
-        other => Error::database(target, format!("{what}: {other}")),
-    }
-}
-
-/// A server's error by its code, from either client.
-pub(super) fn server_error(target: &str, what: &str, code: u16, message: &str) -> Error {
-    let kind = match code {
-        1213 | 1205 => DbErrorKind::Retryable,
-        1227 | 1142 | 1044 | 1370 => DbErrorKind::Privilege,
-        1317 | 3024 | 1969 => DbErrorKind::Canceled,
-        _ => DbErrorKind::Other,
-    };
-    Error::database_kind(target, format!("{what}: {message} ({code})"), kind)
-}
-
-/// Runs a privileged maintenance statement: a missing privilege is a note
-/// of what was skipped, not a failure.
-pub(super) fn privileged(what: &str, result: Result<()>, notes: &mut Vec<String>) -> Result<bool> {
-    match result {
-        Ok(()) => Ok(true),
-        Err(e) if e.is_privilege() => {
-            notes.push(format!("{what} skipped: {e}"));
-            Ok(false)
-        }
-        Err(e) => Err(e),
-    }
 }
 
 /// A schema or table name as MySQL names its file: letters, digits and `_`
@@ -106,177 +73,85 @@ impl MysqlConnector {
     }
 
     /// As [`MysqlConnector::new`], with a password given apart from the
-    /// DSN (a password file), used when the DSN has none.
+    /// DSN (a password file), used when the DSN has none. The phases:
+    /// the DSN's options, the option files', the driver's options and the
+    /// sessions' dial resolved from them, then one login to check the
+    /// server.
     pub fn with_password(dsn: &str, password: Option<&str>) -> Result<Self> {
-        let bad = |why: String| Error::config("db", format!("{:?}: {why}", super::redact(dsn)));
-        let (base, query) = super::dsn::split(dsn);
-        let (mut engine, mut socket, mut engine_options, mut rest) = (Engine::InnoDb, None, String::new(), Vec::new());
-        let (mut ssl_mode, mut ssl_ca, mut defaults_file, mut extra_file) = (None, None, None, None);
-        let (mut ssl_cert, mut ssl_key) = (None, None);
-        for (name, v) in query {
-            match name.as_str() {
-                // The client's options, spelled with - or _ as in option files.
-                "ssl-mode" | "ssl_mode" => ssl_mode = Some(options::SslMode::parse(&v)?),
-                "ssl-ca" | "ssl_ca" => ssl_ca = Some(PathBuf::from(v)),
-                "ssl-cert" | "ssl_cert" => ssl_cert = Some(PathBuf::from(v)),
-                "ssl-key" | "ssl_key" => ssl_key = Some(PathBuf::from(v)),
-                "defaults-file" | "defaults_file" => defaults_file = Some(PathBuf::from(v)),
-                "defaults-extra-file" | "defaults_extra_file" => extra_file = Some(PathBuf::from(v)),
-                "engine" => {
-                    engine = match v.to_ascii_lowercase().as_str() {
-                        "innodb" => Engine::InnoDb,
-                        "rocksdb" | "myrocks" => Engine::RocksDb,
-                        _ => return Err(bad(format!("engine {v:?}: expected innodb or rocksdb"))),
-                    }
-                }
-                "socket" => socket = Some(v),
-                "engine_options" => engine_options = v,
-                _ => rest.push((name, v)),
-            }
-        }
-        // The driver's own options go back to it, encoded again.
-        let url = if rest.is_empty() {
-            base.to_string()
-        } else {
-            let query: String = url::form_urlencoded::Serializer::new(String::new())
-                .extend_pairs(&rest)
-                .finish();
-            format!("{base}?{query}")
-        };
+        let given: MysqlOptions = dsn.parse()?;
         // The option files fill in what the DSN leaves out, as the client's.
-        let file = option_files::read(defaults_file.as_deref(), extra_file.as_deref())?;
-        let client = options::ClientSettings::resolve(file, ssl_mode, ssl_ca, (ssl_cert, ssl_key))?;
-        // A DSN without a host (`mysql://root@/test`, `mysql:///test`)
-        // connects where the client would: the files' host, else MYSQL_HOST,
-        // else localhost (the Unix socket).
-        let url = options::with_host(&url, &client.host()).unwrap_or(url);
-        let (base, _) = super::dsn::split(&url);
-        let opts = Opts::from_url(&url).map_err(|e| bad(format!("not a MySQL DSN: {e}")))?;
-        let explicit_port = url::Url::parse(base).ok().and_then(|u| u.port());
-        let port = match explicit_port {
-            Some(p) => p,
-            None => client.port()?.unwrap_or(3306),
-        };
-        let mut builder = OptsBuilder::from_opts(opts.clone()).tcp_port(port);
-        if opts.get_user().is_none() {
-            builder = builder.user(client.get("user"));
-        }
-        if opts.get_db_name().is_none() {
-            builder = builder.db_name(client.get("database"));
-        }
-        let ssl_mode = client.ssl_mode;
-        let ssl_ca = client.ssl_ca.clone();
-        let mut password_source = "dsn";
-        if opts.get_pass().is_none() {
-            let found = password
-                .map(|p| (p.to_string(), "password file"))
-                .or_else(|| client.get("password").map(|p| (p, "option file")))
-                .or_else(|| std::env::var("MYSQL_PWD").ok().map(|p| (p, "MYSQL_PWD")));
-            password_source = found.as_ref().map_or("none", |f| f.1);
-            builder = builder.pass(found.map(|f| f.0));
-        }
-        // As the client: `localhost` is the Unix socket (the option files',
-        // MYSQL_UNIX_PORT or the usual path), unless the DSN gives a port
-        // (the client would ignore it and reach another server) or TLS is
-        // required (ibench encrypts TCP only).
-        let socket = socket.or_else(|| {
-            (opts.get_ip_or_hostname() == "localhost" && explicit_port.is_none() && !ssl_mode.required())
-                .then(|| client.socket())
-                .flatten()
-        });
-        if let (Some(path), true) = (&socket, ssl_mode.required()) {
-            return Err(bad(format!(
-                "ssl-mode {} over the Unix socket {path}: ibench encrypts TCP connections only \
-                 (connect to the server's address, or use ssl-mode PREFERRED)",
-                ssl_mode.name()
-            )));
-        }
-        // The driver would quietly switch a 127.0.0.1 connection to the Unix
-        // socket: the DSN says which transport is measured (socket=PATH, or
-        // prefer_socket=true to let the driver choose).
-        if !rest.iter().any(|(k, _)| k == "prefer_socket") {
-            builder = builder.prefer_socket(false);
-        }
-        let opts: Opts = builder
-            .ssl_opts(ssl_mode.ssl_opts(ssl_ca.as_deref(), client.identity.as_ref())?)
-            .into();
+        let client = given.client_settings()?;
+        let password = password.map(Password::new);
+        let resolved = options::resolve(dsn, &given, &client, password.as_ref())?;
+        let opts = resolved.opts;
         let user = opts.get_user().unwrap_or("").to_string();
         let target = format!(
             "mysql://{user}@{}:{}/{}?engine={}",
             opts.get_ip_or_hostname(),
             opts.get_tcp_port(),
             opts.get_db_name().unwrap_or(""),
-            engine.sql().to_lowercase()
+            given.engine.sql().to_lowercase()
         );
-        // Sessions hold their prepared statements; the driver closes the one
-        // its cache evicts, so the cache must hold every statement a session
-        // prepares (a few dozen at most; the default is 32).
-        let opts: Opts = OptsBuilder::from_opts(opts)
-            .tcp_connect_timeout(Some(CONNECT_TIMEOUT))
-            .socket(socket)
-            .stmt_cache_size(STATEMENT_CACHE)
-            .into();
-        let dial = wire::Dial {
-            host: opts.get_ip_or_hostname().to_string(),
-            port: opts.get_tcp_port(),
-            socket: opts.get_socket().map(PathBuf::from),
-            user: opts.get_user().unwrap_or("").to_string(),
-            password: opts.get_pass().map(str::to_string),
-            database: opts.get_db_name().map(str::to_string),
-            tls: ssl_mode.rustls(ssl_ca.as_deref(), client.identity.as_ref())?,
-            timeout: CONNECT_TIMEOUT,
-            init: opts.get_init(),
-        };
         let mut connector = MysqlConnector {
+            dial: options::dial(&opts, &client)?,
             opts,
-            dial,
-            engine,
-            engine_options,
+            engine: given.engine,
+            engine_options: given.engine_options,
             target,
             datadir: OnceLock::new(),
             rocksdb_dir: OnceLock::new(),
             spec: SessionSpec::default(),
-            ssl_mode,
-            password_source,
+            ssl_mode: client.ssl_mode,
+            password_source: resolved.password_source,
         };
-        // One login (a failed one counts against the account's limits).
-        let mut conn = match Conn::new(connector.opts.clone()) {
-            Ok(conn) => conn,
-            // PREFERRED: plain when the server offers no TLS.
+        let mut conn = connector.first_login()?;
+        connector.take_drivers_socket(&mut conn);
+        connector.check_engine(&mut conn)?;
+        Ok(connector)
+    }
+
+    /// One login (a failed one counts against the account's limits); with
+    /// ssl-mode PREFERRED, plain when the server offers no TLS.
+    fn first_login(&mut self) -> Result<Conn> {
+        match Conn::new(self.opts.clone()) {
+            Ok(conn) => Ok(conn),
             Err(mysql::Error::DriverError(mysql::DriverError::TlsNotSupported))
-                if ssl_mode == options::SslMode::Preferred =>
+                if self.ssl_mode == options::SslMode::Preferred =>
             {
-                connector.opts = OptsBuilder::from_opts(connector.opts.clone()).ssl_opts(None).into();
-                connector.connect()?
+                self.opts = OptsBuilder::from_opts(self.opts.clone()).ssl_opts(None).into();
+                self.connect()
             }
-            Err(e) => return Err(connector.cannot_connect(e)),
-        };
-        // prefer_socket=true: the sessions take the socket the driver would.
-        if connector.opts.get_prefer_socket()
-            && connector.dial.socket.is_none()
-            && connector.local()
-            && !ssl_mode.required()
-        {
-            let path: Option<String> = conn.query_first("SELECT @@socket").ok().flatten();
-            connector.dial.socket = path.map(PathBuf::from).filter(|p| p.exists());
+            Err(e) => Err(self.cannot_connect(e)),
         }
+    }
+
+    /// With prefer_socket=true, the sessions take the socket the driver would.
+    fn take_drivers_socket(&mut self, conn: &mut Conn) {
+        if self.opts.get_prefer_socket() && self.dial.socket.is_none() && self.local() && !self.ssl_mode.required() {
+            let path: Option<String> = conn.query_first("SELECT @@socket").ok().flatten();
+            self.dial.socket = path.map(PathBuf::from).filter(|p| p.exists());
+        }
+    }
+
+    /// That the server has the DSN's engine, enabled.
+    fn check_engine(&self, conn: &mut Conn) -> Result<()> {
         // As text: a run with literal statements prepares nothing on the server.
         let supported: Option<String> = conn
             .query_first(format!(
                 "SELECT support FROM information_schema.engines WHERE engine = '{}'",
-                engine.sql()
+                self.engine.sql()
             ))
-            .map_err(|e| my_err(&connector.target, "engine check", e))?;
-        if !matches!(supported.as_deref(), Some("YES" | "DEFAULT")) {
-            return Err(Error::database(
-                &connector.target,
-                format!(
-                    "the server has no {} engine (for MyRocks on MariaDB: mariadb-plugin-rocksdb, loaded at start-up)",
-                    engine.sql()
-                ),
-            ));
+            .map_err(|e| my_err(&self.target, "engine check", e))?;
+        if matches!(supported.as_deref(), Some("YES" | "DEFAULT")) {
+            return Ok(());
         }
-        Ok(connector)
+        Err(Error::database(
+            &self.target,
+            format!(
+                "the server has no {} engine (for MyRocks on MariaDB: mariadb-plugin-rocksdb, loaded at start-up)",
+                self.engine.sql()
+            ),
+        ))
     }
 
     fn connect(&self) -> Result<Conn> {
@@ -423,12 +298,12 @@ impl Connector for MysqlConnector {
             ("password_source".into(), self.password_source.into()),
         ]
     }
-    fn configuration(&self) -> Result<Vec<(String, String, String)>> {
+    fn configuration(&self) -> Result<Vec<Setting>> {
         let mut c = self.connect()?;
         let rows: Vec<(String, String)> = c
             .query("SHOW GLOBAL VARIABLES")
             .map_err(|e| my_err(&self.target, "SHOW GLOBAL VARIABLES", e))?;
-        let mut out: Vec<(String, String, String)> = rows
+        let mut out: Vec<Setting> = rows
             .into_iter()
             .map(|(name, value)| {
                 // GTID positions move with every transaction: facts of the moment, not configuration.
@@ -437,10 +312,10 @@ impl Connector for MysqlConnector {
                 } else {
                     "SHOW GLOBAL VARIABLES"
                 };
-                (name, value, source.to_string())
+                Setting::server(name, value, source)
             })
             .collect();
-        out.push(("ibench_engine".into(), self.engine.sql().into(), "DSN".into()));
+        out.push(Setting::server("ibench_engine", self.engine.sql(), "DSN"));
         Ok(out)
     }
     fn server_processes(&self) -> Vec<&'static str> {

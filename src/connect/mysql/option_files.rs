@@ -4,8 +4,14 @@
 //! `!includedir`, `#` comments outside quotes, quotes around a value,
 //! backslash escapes, `loose-` prefixes, and world-writable files ignored.
 
+use crate::connect::ini::{self, Dialect, Line};
 use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
+
+/// MySQL's option files end a value at a `#` outside quotes.
+const DIALECT: Dialect = Dialect {
+    trailing_comments: true,
+};
 
 /// The groups ibench reads: the client's, MariaDB's client groups, and
 /// `[ibench]` for settings only ibench takes (a MariaDB client refuses
@@ -17,12 +23,12 @@ const MAX_DEPTH: usize = 10;
 
 /// One option of a group ibench reads: its name (lower case, `_` as `-`,
 /// `loose-` removed) and its value (None for a bare name such as `ssl`).
-pub(crate) type Setting = (String, Option<String>);
+pub(crate) type FileOption = (String, Option<String>);
 
 /// The settings of the files the client would read, in order (a later one
 /// wins): `defaults_file` alone when given, else `/etc/my.cnf`,
 /// `/etc/mysql/my.cnf`, `extra` (`defaults-extra-file`) and `~/.my.cnf`.
-pub(crate) fn read(defaults_file: Option<&Path>, extra: Option<&Path>) -> Result<Vec<Setting>> {
+pub(crate) fn read(defaults_file: Option<&Path>, extra: Option<&Path>) -> Result<Vec<FileOption>> {
     let mut out = Vec::new();
     if let Some(file) = defaults_file {
         read_file(file, true, 0, &mut out)?;
@@ -42,7 +48,7 @@ pub(crate) fn read(defaults_file: Option<&Path>, extra: Option<&Path>) -> Result
 
 /// Reads `path`'s settings into `out`; a missing file is an error only when
 /// the user named it (`required`).
-fn read_file(path: &Path, required: bool, depth: usize, out: &mut Vec<Setting>) -> Result<()> {
+fn read_file(path: &Path, required: bool, depth: usize, out: &mut Vec<FileOption>) -> Result<()> {
     let bad = |why: String| Error::config("db", format!("option file {}: {why}", path.display()));
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
@@ -57,30 +63,20 @@ fn read_file(path: &Path, required: bool, depth: usize, out: &mut Vec<Setting>) 
     let bytes = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
     let text = String::from_utf8_lossy(&bytes);
     let mut group: Option<String> = None;
-    for (n, raw) in text.lines().enumerate() {
-        let line = raw.trim();
-        if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
-            continue;
-        }
-        if let Some(directive) = line.strip_prefix('!') {
-            if depth < MAX_DEPTH {
-                include(path, directive, depth, out)?;
+    for (n, line) in ini::lines(&text, DIALECT) {
+        match line {
+            Line::Directive(directive) if depth < MAX_DEPTH => include(path, directive, depth, out)?,
+            Line::Directive(_) => {}
+            Line::Group(name) => group = Some(name.to_ascii_lowercase()),
+            Line::Unclosed => return Err(bad(format!("line {n}: a group name without ']'"))),
+            Line::Entry(name, value) => {
+                let Some(group) = &group else {
+                    return Err(bad(format!("line {n}: an option before any [group]")));
+                };
+                if GROUPS.contains(&group.as_str()) {
+                    out.push(file_option(name, value));
+                }
             }
-            continue;
-        }
-        if let Some(rest) = line.strip_prefix('[') {
-            // What follows `]` (a comment) is ignored, as the client does.
-            let end = rest
-                .find(']')
-                .ok_or_else(|| bad(format!("line {}: a group name without ']'", n + 1)))?;
-            group = Some(rest[..end].trim().to_ascii_lowercase());
-            continue;
-        }
-        let Some(group) = &group else {
-            return Err(bad(format!("line {}: an option before any [group]", n + 1)));
-        };
-        if GROUPS.contains(&group.as_str()) {
-            out.push(setting(line));
         }
     }
     Ok(())
@@ -100,7 +96,7 @@ fn world_writable(_meta: &std::fs::Metadata) -> bool {
 /// `!include FILE` (skipped when missing) or `!includedir DIR` (every
 /// `*.cnf` in it, by name; a missing directory is an error), paths as
 /// given: the client takes a relative one from the working directory.
-fn include(from: &Path, directive: &str, depth: usize, out: &mut Vec<Setting>) -> Result<()> {
+fn include(from: &Path, directive: &str, depth: usize, out: &mut Vec<FileOption>) -> Result<()> {
     let (word, arg) = directive.split_once(char::is_whitespace).unwrap_or((directive, ""));
     let arg = Path::new(arg.trim());
     match word {
@@ -127,36 +123,13 @@ fn include(from: &Path, directive: &str, depth: usize, out: &mut Vec<Setting>) -
     }
 }
 
-/// One option line: `name`, or `name = value` with the value's comment
-/// removed, surrounding spaces and one pair of matching quotes stripped,
-/// and escapes (`\n \t \r \b \s \" \' \\`) decoded.
-fn setting(line: &str) -> Setting {
-    let line = without_comment(line);
-    let (name, value) = match line.split_once('=') {
-        Some((n, v)) => (n, Some(unescape(unquote(v.trim())))),
-        None => (line, None),
-    };
-    let name = name.trim().to_ascii_lowercase().replace('_', "-");
+/// One option: its name as the client matches it (lower case, `_` as `-`,
+/// `loose-` removed) and its value with one pair of matching quotes
+/// stripped and escapes (`\n \t \r \b \s \" \' \\`) decoded.
+fn file_option(name: &str, value: Option<&str>) -> FileOption {
+    let name = name.to_ascii_lowercase().replace('_', "-");
     let name = name.strip_prefix("loose-").map(str::to_string).unwrap_or(name);
-    (name, value)
-}
-
-/// `line` up to a `#` outside quotes (inside them, `\` escapes a quote).
-fn without_comment(line: &str) -> &str {
-    let (mut quote, mut escaped) = (None, false);
-    for (i, c) in line.char_indices() {
-        if (c == '"' || c == '\'') && !escaped {
-            match quote {
-                None => quote = Some(c),
-                Some(q) if q == c => quote = None,
-                _ => {}
-            }
-        } else if quote.is_none() && c == '#' {
-            return &line[..i];
-        }
-        escaped = quote.is_some() && c == '\\' && !escaped;
-    }
-    line
+    (name, value.map(|v| unescape(unquote(v))))
 }
 
 /// `value` without one pair of matching quotes around it.
@@ -199,14 +172,14 @@ fn unescape(value: &str) -> String {
 mod tests {
     use super::*;
 
-    fn parsed(text: &str) -> Vec<Setting> {
+    fn parsed(text: &str) -> Vec<FileOption> {
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("my.cnf");
         std::fs::write(&f, text).unwrap();
         read(Some(&f), None).unwrap()
     }
 
-    fn pair(name: &str, value: &str) -> Setting {
+    fn pair(name: &str, value: &str) -> FileOption {
         (name.to_string(), Some(value.to_string()))
     }
 

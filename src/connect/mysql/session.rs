@@ -5,11 +5,11 @@
 //! on the server. Maintenance and the key/value steps use a second
 //! connection, the driver's, opened when first needed.
 
-use super::my_err;
+use super::error::{my_err, wire_err};
 use super::wire::{self, Param, Wire};
 use crate::connect::sql::{self, Engine, SessionSql};
 use crate::connect::{Bounds, Maintenance, RowParams, Session, SessionSpec, Statements, TableWrites};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::gen::{RangeQuery, Row, Rows};
 use crate::stop::Interrupter;
 use mysql::prelude::Queryable;
@@ -43,14 +43,6 @@ pub(crate) struct MysqlSession {
     pub(super) active_compactions: Option<bool>,
     /// MyRocks on this host: its RocksDB event log.
     pub(super) rocksdb_log: Option<super::rocksdb_log::EventLog>,
-}
-
-/// A session client's error as ibench's, kinds as [`my_err`] gives them.
-pub(super) fn wire_err(target: &str, what: &str, e: wire::WireError) -> Error {
-    match e.code {
-        Some(code) => super::server_error(target, what, code, &e.message),
-        None => Error::database(target, format!("{what}: {}", e.message)),
-    }
 }
 
 /// A DATETIME read as text (`YYYY-MM-DD HH:MM:SS[.ffffff]`) as Unix microseconds (UTC); `i64::MIN` if not one.
@@ -330,18 +322,11 @@ impl Session for MysqlSession {
     }
 
     fn bounds(&mut self, table: &str, count: bool) -> Result<Option<Bounds>> {
-        // One row from each end of the primary key: no scan.
-        let [first, last] = self.sql.dialect.key_bounds(table);
-        let target = &self.target;
-        let mut first_value = |what: &str, sql: &str| -> Result<Option<u64>> {
-            self.wire.query_first(sql).map_err(|e| wire_err(target, what, e))
-        };
-        let (min, max) = (first_value("bounds", &first)?, first_value("bounds", &last)?);
-        let count = match count {
-            true => Some(first_value("count", &self.sql.dialect.count(table))?.unwrap_or(0)),
-            false => None,
-        };
-        Ok(Some(Bounds { count, min, max }))
+        let (wire, target) = (&mut self.wire, &self.target);
+        let bounds = self.sql.dialect.bounds(table, count, |what, sql| {
+            wire.query_first(sql).map_err(|e| wire_err(target, what, e))
+        })?;
+        Ok(Some(bounds))
     }
 
     fn interrupter(&self) -> Option<Interrupter> {

@@ -4,7 +4,7 @@
 //! a step's end; gauges from the status variables (MySQL 8's missing ones
 //! from `innodb_metrics`) and, for MyRocks, its column-family tables.
 
-use super::my_err;
+use super::error::my_err;
 use crate::connect::sql::Engine;
 use crate::connect::ServerCounters;
 use crate::error::Result;

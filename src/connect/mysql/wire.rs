@@ -11,11 +11,12 @@
 //! for everything else (maintenance, the counters, the key/value steps,
 //! verification) still come from the driver.
 
+use crate::connect::dsn::Password;
 use crate::connect::stream::{self, Stream};
-use mysql::mysql_common::constants::{CapabilityFlags, StatusFlags};
-use mysql::mysql_common::io::ParseBuf;
-use mysql::mysql_common::packets::{AuthPlugin, AuthSwitchRequest, HandshakePacket, HandshakeResponse, SslRequest};
-use mysql::mysql_common::proto::MySerialize;
+use mysql_common::constants::{CapabilityFlags, StatusFlags};
+use mysql_common::io::ParseBuf;
+use mysql_common::packets::{AuthPlugin, AuthSwitchRequest, HandshakePacket, HandshakeResponse, SslRequest};
+use mysql_common::proto::MySerialize;
 use rustls::ClientConfig;
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
@@ -32,21 +33,42 @@ fn protocol(what: &str) -> WireError {
     WireError::client(format!("unexpected packet from the server ({what})"))
 }
 
-/// Where and how to connect; no `Debug`, as it holds the password.
-#[derive(Clone)]
+/// Where and how to connect (its password prints as `***`).
+#[derive(Clone, Debug)]
 pub(crate) struct Dial {
     pub(crate) host: String,
     pub(crate) port: u16,
     /// A Unix socket: used instead of host and port.
     pub(crate) socket: Option<PathBuf>,
     pub(crate) user: String,
-    pub(crate) password: Option<String>,
+    pub(crate) password: Option<Password>,
     pub(crate) database: Option<String>,
     /// TLS over TCP, and whether it is required (else plain when the server has none).
     pub(crate) tls: Option<(Arc<ClientConfig>, bool)>,
     pub(crate) timeout: Duration,
     /// Statements run once connected (the DSN's `init`).
     pub(crate) init: Vec<String>,
+}
+
+/// The capabilities this client asks for, those the server has.
+const WANTED: CapabilityFlags = CapabilityFlags::CLIENT_PROTOCOL_41
+    .union(CapabilityFlags::CLIENT_SECURE_CONNECTION)
+    .union(CapabilityFlags::CLIENT_LONG_PASSWORD)
+    .union(CapabilityFlags::CLIENT_LONG_FLAG)
+    .union(CapabilityFlags::CLIENT_TRANSACTIONS)
+    .union(CapabilityFlags::CLIENT_MULTI_STATEMENTS)
+    .union(CapabilityFlags::CLIENT_MULTI_RESULTS)
+    .union(CapabilityFlags::CLIENT_PS_MULTI_RESULTS)
+    .union(CapabilityFlags::CLIENT_PLUGIN_AUTH)
+    .union(CapabilityFlags::CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA)
+    .union(CapabilityFlags::CLIENT_DEPRECATE_EOF);
+
+/// What the server's greeting says.
+struct Greeting {
+    capabilities: CapabilityFlags,
+    version: (u16, u16, u16),
+    nonce: Vec<u8>,
+    plugin: AuthPlugin<'static>,
 }
 
 /// A prepared statement: its id on the server and the parameters it takes.
@@ -196,8 +218,27 @@ impl Wire {
         Ok(wire)
     }
 
-    /// The handshake: TLS when asked and offered, then authentication.
+    /// The handshake: the server's greeting, TLS when asked and offered,
+    /// the client's response, then authentication until the server's OK.
     fn login(&mut self, dial: &Dial, host: Option<&str>) -> WireResult<()> {
+        let hello = self.greeting()?;
+        let mut caps = WANTED & hello.capabilities;
+        if dial.database.as_deref().is_some_and(|d| !d.is_empty()) {
+            caps |= CapabilityFlags::CLIENT_CONNECT_WITH_DB;
+        }
+        if !hello.capabilities.contains(CapabilityFlags::CLIENT_PROTOCOL_41) {
+            return Err(WireError::client("the server is older than protocol 4.1"));
+        }
+        if let (Some((config, required)), Some(host)) = (&dial.tls, host) {
+            caps = self.start_tls(caps, hello.capabilities, config, *required, host)?;
+        }
+        self.capabilities = caps;
+        self.respond(dial, &hello)?;
+        self.authenticate(dial.password.as_ref().map(Password::expose), hello)
+    }
+
+    /// The server's greeting: its capabilities, version, nonce and plugin.
+    fn greeting(&mut self) -> WireResult<Greeting> {
         let p = self.packet()?;
         if self.input[p.start] == 0xFF {
             return Err(err_packet(&self.input[p]));
@@ -205,66 +246,76 @@ impl Wire {
         let hello: HandshakePacket<'_> = ParseBuf(&self.input[p])
             .parse(())
             .map_err(|e| WireError::client(format!("the server's greeting: {e}")))?;
-        let server = hello.capabilities();
         self.connection_id = hello.connection_id();
-        let version = hello.server_version_parsed().unwrap_or((0, 0, 0));
-        let mut nonce = hello.nonce();
-        let mut plugin = hello
-            .auth_plugin()
-            .map(|p| p.into_owned())
-            .unwrap_or(AuthPlugin::MysqlNativePassword);
-        let wanted = CapabilityFlags::CLIENT_PROTOCOL_41
-            | CapabilityFlags::CLIENT_SECURE_CONNECTION
-            | CapabilityFlags::CLIENT_LONG_PASSWORD
-            | CapabilityFlags::CLIENT_LONG_FLAG
-            | CapabilityFlags::CLIENT_TRANSACTIONS
-            | CapabilityFlags::CLIENT_MULTI_STATEMENTS
-            | CapabilityFlags::CLIENT_MULTI_RESULTS
-            | CapabilityFlags::CLIENT_PS_MULTI_RESULTS
-            | CapabilityFlags::CLIENT_PLUGIN_AUTH
-            | CapabilityFlags::CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA
-            | CapabilityFlags::CLIENT_DEPRECATE_EOF;
-        let mut caps = wanted & server;
-        if dial.database.as_deref().is_some_and(|d| !d.is_empty()) {
-            caps |= CapabilityFlags::CLIENT_CONNECT_WITH_DB;
-        }
-        if !server.contains(CapabilityFlags::CLIENT_PROTOCOL_41) {
-            return Err(WireError::client("the server is older than protocol 4.1"));
-        }
-        if let (Some((config, required)), Some(host)) = (&dial.tls, host) {
-            if server.contains(CapabilityFlags::CLIENT_SSL) {
-                caps |= CapabilityFlags::CLIENT_SSL;
-                self.seq = 1;
-                SslRequest::new(caps, 1 << 30, COLLATION).serialize(self.payload());
-                self.send()?;
-                let Stream::Tcp(tcp) = &self.stream else {
-                    unreachable!("TLS is asked for over TCP only")
-                };
-                // The plain stream's descriptor closes as it is replaced; the socket stays open.
-                let tcp = tcp.try_clone()?;
-                self.stream = stream::tls(tcp, config, host).map_err(|e| WireError::client(format!("TLS: {e}")))?;
-            } else if *required {
+        Ok(Greeting {
+            capabilities: hello.capabilities(),
+            version: hello.server_version_parsed().unwrap_or((0, 0, 0)),
+            nonce: hello.nonce(),
+            plugin: hello
+                .auth_plugin()
+                .map(|p| p.into_owned())
+                .unwrap_or(AuthPlugin::MysqlNativePassword),
+        })
+    }
+
+    /// SslRequest and the TLS handshake when the server offers TLS (an
+    /// error when it does not and TLS is `required`); the capabilities
+    /// with CLIENT_SSL when it is on.
+    fn start_tls(
+        &mut self,
+        caps: CapabilityFlags,
+        server: CapabilityFlags,
+        config: &Arc<ClientConfig>,
+        required: bool,
+        host: &str,
+    ) -> WireResult<CapabilityFlags> {
+        if !server.contains(CapabilityFlags::CLIENT_SSL) {
+            if required {
                 return Err(WireError::client(
                     "TLS: the server does not offer it, and ssl-mode requires it",
                 ));
             }
+            return Ok(caps);
         }
-        self.capabilities = caps;
-        let password = dial.password.as_deref();
-        self.supported(&plugin)?;
-        let data = plugin.gen_data(password, &nonce);
+        let caps = caps | CapabilityFlags::CLIENT_SSL;
+        self.seq = 1;
+        SslRequest::new(caps, 1 << 30, COLLATION).serialize(self.payload());
+        self.send()?;
+        let Stream::Tcp(tcp) = &self.stream else {
+            unreachable!("TLS is asked for over TCP only")
+        };
+        // The plain stream's descriptor closes as it is replaced; the socket stays open.
+        let tcp = tcp.try_clone()?;
+        self.stream = stream::tls(tcp, config, host).map_err(|e| WireError::client(format!("TLS: {e}")))?;
+        Ok(caps)
+    }
+
+    /// The handshake response: the user, the database and the greeting's
+    /// plugin's answer to its nonce.
+    fn respond(&mut self, dial: &Dial, hello: &Greeting) -> WireResult<()> {
+        self.supported(&hello.plugin)?;
+        let data = hello
+            .plugin
+            .gen_data(dial.password.as_ref().map(Password::expose), &hello.nonce);
         let response = HandshakeResponse::new(
             data.as_deref(),
-            version,
+            hello.version,
             Some(dial.user.as_bytes()),
             dial.database.as_deref().map(str::as_bytes),
-            Some(plugin.clone()),
-            caps,
+            Some(hello.plugin.clone()),
+            self.capabilities,
             None,
             1 << 30,
         );
         response.serialize(self.payload());
-        self.send()?;
+        self.send()
+    }
+
+    /// The server's answers until its OK: an authentication switch to
+    /// another plugin, or caching_sha2_password's fast or full
+    /// authentication.
+    fn authenticate(&mut self, password: Option<&str>, hello: Greeting) -> WireResult<()> {
+        let (mut plugin, mut nonce) = (hello.plugin, hello.nonce);
         loop {
             let p = self.packet()?;
             match self.input[p.start] {
@@ -284,36 +335,44 @@ impl Wire {
                 }
                 0x01 if plugin == AuthPlugin::CachingSha2Password => {
                     let more = self.input[p.start + 1..p.end].to_vec();
-                    match more.as_slice() {
-                        // Fast authentication succeeded: the OK follows.
-                        [3] => {}
-                        // Full authentication: the password itself.
-                        [4] if self.secure() => {
-                            let out = self.payload();
-                            out.extend_from_slice(password.unwrap_or("").as_bytes());
-                            out.push(0);
-                            self.send()?;
-                        }
-                        // ... encrypted with the server's public key, asked for.
-                        [4] => {
-                            self.payload().push(2);
-                            self.send()?;
-                        }
-                        key if key.starts_with(b"-----BEGIN") => {
-                            let mut secret = password.unwrap_or("").as_bytes().to_vec();
-                            secret.push(0);
-                            for (i, b) in secret.iter_mut().enumerate() {
-                                *b ^= nonce[i % nonce.len()];
-                            }
-                            let sealed = mysql::mysql_common::crypto::encrypt(&secret, key);
-                            self.payload().extend_from_slice(&sealed);
-                            self.send()?;
-                        }
-                        _ => return Err(protocol("caching_sha2_password's answer")),
-                    }
+                    self.sha2_more_data(&more, password, &nonce)?;
                 }
                 _ => return Err(protocol("an answer during authentication")),
             }
+        }
+    }
+
+    /// caching_sha2_password's extra data: fast authentication done, or
+    /// full authentication asked for (the password itself over TLS or a
+    /// local socket, else encrypted with the server's public key, which is
+    /// asked for first).
+    fn sha2_more_data(&mut self, more: &[u8], password: Option<&str>, nonce: &[u8]) -> WireResult<()> {
+        match more {
+            // Fast authentication succeeded: the OK follows.
+            [3] => Ok(()),
+            // Full authentication: the password itself.
+            [4] if self.secure() => {
+                let out = self.payload();
+                out.extend_from_slice(password.unwrap_or("").as_bytes());
+                out.push(0);
+                self.send()
+            }
+            // ... encrypted with the server's public key, asked for.
+            [4] => {
+                self.payload().push(2);
+                self.send()
+            }
+            key if key.starts_with(b"-----BEGIN") => {
+                let mut secret = password.unwrap_or("").as_bytes().to_vec();
+                secret.push(0);
+                for (i, b) in secret.iter_mut().enumerate() {
+                    *b ^= nonce[i % nonce.len()];
+                }
+                let sealed = mysql_common::crypto::encrypt(&secret, key);
+                self.payload().extend_from_slice(&sealed);
+                self.send()
+            }
+            _ => Err(protocol("caching_sha2_password's answer")),
         }
     }
 
@@ -764,7 +823,7 @@ mod tests {
     /// the client sends. MariaDB (this machine's server) has no
     /// caching_sha2_password, so its flows are checked here.
     fn serve(script: Vec<(Option<Vec<u8>>, Vec<u8>)>) -> (tempfile::TempDir, std::thread::JoinHandle<()>) {
-        use mysql::mysql_common::constants::StatusFlags;
+        use mysql_common::constants::StatusFlags;
         let dir = tempfile::tempdir().unwrap();
         let listener = std::os::unix::net::UnixListener::bind(dir.path().join("sock")).unwrap();
         let server = std::thread::spawn(move || {
@@ -805,7 +864,7 @@ mod tests {
             let (seq, response) = read(&mut s);
             assert_eq!(seq, 1);
             let response: HandshakeResponse<'_> = ParseBuf(&response).parse(()).unwrap();
-            let expected = mysql::mysql_common::scramble::scramble_sha256(b"abcdefghijklmnopqrst", b"s3cret").unwrap();
+            let expected = mysql_common::scramble::scramble_sha256(b"abcdefghijklmnopqrst", b"s3cret").unwrap();
             assert_eq!(response.scramble_buf(), &expected[..]);
             let mut seq = seq + 1;
             for (wanted, answer) in script {
@@ -829,7 +888,7 @@ mod tests {
             port: 0,
             socket: Some(dir.path().join("sock")),
             user: "bench".into(),
-            password: Some("s3cret".into()),
+            password: Some(Password::new("s3cret")),
             database: Some("test".into()),
             tls: None,
             timeout: Duration::from_secs(5),
@@ -861,7 +920,7 @@ mod tests {
         let mut switch = b"\xfemysql_native_password\0".to_vec();
         switch.extend_from_slice(nonce);
         switch.push(0);
-        let native = mysql::mysql_common::scramble::scramble_native(nonce, b"s3cret")
+        let native = mysql_common::scramble::scramble_native(nonce, b"s3cret")
             .unwrap()
             .to_vec();
         let (dir, server) = serve(vec![(None, switch.clone()), (Some(native.clone()), OK.to_vec())]);

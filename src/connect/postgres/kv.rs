@@ -5,9 +5,9 @@
 //! statement that updates a row twice); flush is `CHECKPOINT`, waiting for
 //! compaction is the wait step's maintenance.
 
+use super::error::wire_err as pg_err;
 use super::session::PostgresSession;
 use super::wire::{self, Statement, Wire, WireError};
-use super::wire_err as pg_err;
 use crate::connect::sql;
 use crate::connect::KvSession;
 use crate::error::Result;

@@ -3,20 +3,18 @@
 //! (VERBOSE, ANALYZE, INDEX_CLEANUP ON)` of every table at once, one
 //! connection each, then `CHECKPOINT`. A stop request cancels what runs.
 
+use super::error::{pg_err, wire_err};
 use super::session::PostgresSession;
-use super::{pg_err, privileged};
-use crate::connect::Maintenance;
-use crate::error::{Error, Result};
+use crate::connect::{privileged, Maintenance};
+use crate::error::Result;
 use crate::stop::Stop;
 use postgres::CancelToken;
-use std::sync::Mutex;
-use std::time::Duration;
 
 impl PostgresSession {
     /// CHECKPOINT, which needs superuser or pg_checkpoint: skipped with a note without.
     pub(super) fn checkpoint(&mut self, notes: &mut Vec<String>) -> Result<()> {
         let done = self.batch("CHECKPOINT", "CHECKPOINT");
-        privileged("CHECKPOINT", done, notes)
+        privileged("CHECKPOINT", done, notes).map(drop)
     }
 
     /// ibench's maintenance: `VACUUM (ANALYZE)` of each table, then a
@@ -42,62 +40,34 @@ impl PostgresSession {
         let version: i64 = self
             .client
             .simple_query("SELECT current_setting('server_version_num')::int")
-            .map_err(|e| super::wire_err(&self.target, "server_version_num", e))
+            .map_err(|e| wire_err(&self.target, "server_version_num", e))
             .map(|r| super::wire::first_value(&r).unwrap_or(0))?;
         let options = if version >= 120_000 {
             "VERBOSE, ANALYZE, INDEX_CLEANUP ON"
         } else {
             "VERBOSE, ANALYZE"
         };
-        let tokens: Mutex<Vec<CancelToken>> = Mutex::new(Vec::new());
         let (dial, target) = (&self.dial, self.target.as_str());
-        let results: Vec<Result<()>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = m
-                .tables
-                .iter()
-                .map(|t| {
-                    let (tokens, stop) = (&tokens, m.stop);
-                    scope.spawn(move || -> Result<()> {
-                        let mut client = dial.connect()?;
-                        tokens
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .push(client.cancel_token());
-                        if stop.requested() {
-                            return Ok(());
-                        }
-                        client
-                            .batch_execute(&format!("VACUUM ({options}) {t}"))
-                            .map_err(|e| pg_err(target, "vacuum", e))
-                    })
-                })
-                .collect();
-            // Cancels each connection's VACUUM once (connections opened later too).
-            let mut cancelled = 0;
-            while !handles.iter().all(|h| h.is_finished()) {
-                if m.stop.requested() {
-                    let tokens = tokens.lock().unwrap_or_else(|p| p.into_inner());
-                    for token in &tokens[cancelled..] {
-                        dial.cancel(token);
-                    }
-                    cancelled = tokens.len();
-                }
-                std::thread::sleep(Duration::from_millis(20));
+        let vacuum = |t: &str, register: &dyn Fn(CancelToken)| -> Result<()> {
+            let mut client = dial.connect()?;
+            register(client.cancel_token());
+            if m.stop.requested() {
+                return Ok(());
             }
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join()
-                        .unwrap_or_else(|_| Err(Error::database(target, "a VACUUM thread panicked")))
-                })
-                .collect()
-        });
-        for r in results {
-            match r {
-                Err(e) if e.is_canceled() && m.stop.requested() => {}
-                other => other?,
-            }
-        }
+            client
+                .batch_execute(&format!("VACUUM ({options}) {t}"))
+                .map_err(|e| pg_err(target, "vacuum", e))
+        };
+        let ((), vacuumed) = crate::connect::per_table(
+            m.tables,
+            m.stop,
+            target,
+            "VACUUM",
+            vacuum,
+            |token| dial.cancel(token),
+            || (),
+        );
+        vacuumed?;
         let mut notes = Vec::new();
         if !m.stop.requested() {
             self.checkpoint(&mut notes)?;

@@ -2,14 +2,17 @@
 //! form `host=... user=... dbname=...`) — PostgreSQL through the `postgres`
 //! crate, with what the DSN leaves unset resolved as libpq does
 //! (`options.rs`: a service, the environment, libpq's defaults) and TLS as
-//! `sslmode` asks (`tls.rs`).
+//! `sslmode` asks (`tls.rs`); `dial.rs` opens connections.
 //!
 //! The table has BIGINT (BIGSERIAL caching 1000 values with server keys)
 //! primary key, TIMESTAMP and VARCHAR(4000); the three indexes are CREATE
 //! INDEX. `session.rs` runs the benchmark's statements, prepared (binary
-//! parameters) or as text; `maintain.rs` the wait step; `kv.rs` the
-//! key/value steps.
+//! parameters) or as text, through the sessions' own client (`wire.rs`);
+//! `maintain.rs` the wait step; `kv.rs` the key/value steps; `stats.rs`
+//! reads the server's counters; `error.rs` maps its errors.
 
+mod dial;
+mod error;
 mod kv;
 mod maintain;
 mod options;
@@ -20,86 +23,15 @@ mod wire;
 
 use super::sql::{Dialect, SessionSql};
 use super::{Connector, KvSession, ServerCounters, Session, SessionSpec, Sizes};
-use crate::error::{DbErrorKind, Error, Result};
+use crate::error::Result;
+use crate::metrics::Setting;
+use dial::Dial;
+use error::pg_err;
 use postgres::config::Host;
-use postgres::error::SqlState;
-use postgres::{Client, Config, NoTls};
+use postgres::Client;
 use session::PostgresSession;
 use std::path::PathBuf;
 use std::sync::OnceLock;
-
-/// Connect timeout when none is given: an unreachable server is reported
-/// within seconds.
-/// How to open a connection: the driver's settings and the TLS connector
-/// (None: plain). Sessions keep one to open more (the reference's parallel
-/// VACUUMs) and to cancel statements over the same kind of connection.
-#[derive(Clone)]
-pub(super) struct Dial {
-    pub(super) config: Config,
-    tls: Option<tokio_postgres_rustls::MakeRustlsConnect>,
-    /// The same TLS settings for the sessions' own client, and whether
-    /// TLS is required (every sslmode but prefer).
-    wire_tls: Option<(std::sync::Arc<rustls::ClientConfig>, bool)>,
-    /// The sslmode in effect (disable over a Unix socket), named by connect errors.
-    sslmode: tls::SslMode,
-    pub(super) target: String,
-}
-
-impl Dial {
-    /// A new connection; errors name the user and the cause.
-    pub(super) fn connect(&self) -> Result<Client> {
-        let connected = match &self.tls {
-            Some(tls) => self.config.connect(tls.clone()),
-            None => self.config.connect(NoTls),
-        };
-        connected.map_err(|e| self.connect_error(e))
-    }
-
-    /// A connection of the sessions' own synchronous client ([`wire`]).
-    pub(super) fn wire(&self) -> Result<wire::Wire> {
-        let tls = self.wire_tls.as_ref().map(|(c, required)| (c, *required));
-        wire::Wire::connect(&self.config, tls).map_err(|e| self.login_error(e.to_string()))
-    }
-
-    /// Why the driver's connection failed, naming the user and the cause.
-    fn connect_error(&self, e: postgres::Error) -> Error {
-        let cause = match e.as_db_error() {
-            Some(db) => format!("{} ({})", db.message(), db.code().code()),
-            None => {
-                let mut text = e.to_string();
-                let mut source = std::error::Error::source(&e);
-                while let Some(s) = source {
-                    text = format!("{text}: {s}");
-                    source = s.source();
-                }
-                text
-            }
-        };
-        self.login_error(cause)
-    }
-
-    /// A failed login, naming the user and the sslmode when TLS was asked
-    /// for; `cause` with the password masked.
-    fn login_error(&self, cause: String) -> Error {
-        let config = &self.config;
-        let user = config.get_user().unwrap_or("");
-        // A server may echo what it was sent; never the password.
-        let cause = match config.get_password().map(String::from_utf8_lossy) {
-            Some(p) if !p.is_empty() => cause.replace(p.as_ref(), "***"),
-            _ => cause,
-        };
-        let mode = (self.sslmode != tls::SslMode::Disable).then(|| format!("sslmode {}", self.sslmode.name()));
-        Error::login(&self.target, user, mode, cause)
-    }
-
-    /// Cancels the statement `token`'s connection runs.
-    pub(super) fn cancel(&self, token: &postgres::CancelToken) {
-        let _ = match &self.tls {
-            Some(tls) => token.cancel_query(tls.clone()),
-            None => token.cancel_query(NoTls),
-        };
-    }
-}
 
 /// The PostgreSQL connector.
 pub struct PostgresConnector {
@@ -112,63 +44,6 @@ pub struct PostgresConnector {
     spec: SessionSpec,
 }
 
-fn describe(config: &Config) -> String {
-    let host = config
-        .get_hosts()
-        .first()
-        .map(|h| match h {
-            Host::Tcp(name) => name.clone(),
-            Host::Unix(path) => path.display().to_string(),
-        })
-        .unwrap_or_else(|| "localhost".into());
-    let port = config.get_ports().first().copied().unwrap_or(5432);
-    let user = config.get_user().unwrap_or("");
-    let db = config.get_dbname().unwrap_or(user);
-    format!("postgres://{user}@{host}:{port}/{db}")
-}
-
-/// Maps a server error to its kind: deadlocks and serialization failures
-/// are retryable, 42501 a missing privilege, 57014 a cancelled statement.
-pub(super) fn pg_err(target: &str, what: &str, e: postgres::Error) -> Error {
-    let kind = match e.code() {
-        Some(c) if *c == SqlState::T_R_DEADLOCK_DETECTED || *c == SqlState::T_R_SERIALIZATION_FAILURE => {
-            DbErrorKind::Retryable
-        }
-        Some(c) if *c == SqlState::INSUFFICIENT_PRIVILEGE => DbErrorKind::Privilege,
-        Some(c) if *c == SqlState::QUERY_CANCELED => DbErrorKind::Canceled,
-        _ => DbErrorKind::Other,
-    };
-    let message = match e.as_db_error() {
-        Some(db) => format!("{what}: {} ({})", db.message(), db.code().code()),
-        None => format!("{what}: {e}"),
-    };
-    Error::database_kind(target, message, kind)
-}
-
-/// As [`pg_err`], for the sessions' own client.
-pub(super) fn wire_err(target: &str, what: &str, e: wire::WireError) -> Error {
-    // SQLSTATEs: deadlock_detected, serialization_failure, insufficient_privilege, query_canceled.
-    let kind = match e.code.as_deref() {
-        Some("40P01" | "40001") => DbErrorKind::Retryable,
-        Some("42501") => DbErrorKind::Privilege,
-        Some("57014") => DbErrorKind::Canceled,
-        _ => DbErrorKind::Other,
-    };
-    Error::database_kind(target, format!("{what}: {e}"), kind)
-}
-
-/// Runs a privileged maintenance statement: a missing privilege is a note
-/// of what was skipped, not a failure.
-pub(super) fn privileged(what: &str, result: Result<()>, notes: &mut Vec<String>) -> Result<()> {
-    match result {
-        Err(e) if e.is_privilege() => {
-            notes.push(format!("{what} skipped: {e}"));
-            Ok(())
-        }
-        other => other,
-    }
-}
-
 impl PostgresConnector {
     /// Parses `dsn` (URL or key=value form) and checks that the server answers.
     pub fn new(dsn: &str) -> Result<Self> {
@@ -178,37 +53,10 @@ impl PostgresConnector {
     /// As [`PostgresConnector::new`], with a password given apart from the
     /// DSN (a password file), used when the DSN has none.
     pub fn with_password(dsn: &str, password: Option<&str>) -> Result<Self> {
-        let resolved = options::resolve(dsn, password)?;
-        let mut config = resolved.config;
-        // PostgreSQL does no TLS over a Unix socket: libpq then connects in
-        // plain text whatever sslmode says (the run records tls none).
-        let sslmode = if options::only_sockets(&config) {
-            tls::SslMode::Disable
-        } else {
-            resolved.sslmode
-        };
-        config.ssl_mode(sslmode.driver());
-        let (tls, wire_tls) =
-            match tls::connector(sslmode, resolved.sslrootcert.as_deref(), resolved.identity.as_ref())? {
-                Some((driver, own)) => (Some(driver), Some((own, sslmode != tls::SslMode::Prefer))),
-                None => (None, None),
-            };
-        // A name of this connector's own, so a step's end can tell when its
-        // sessions are gone (and their statistics flushed).
-        static CONNECTORS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-        let n = CONNECTORS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        if config.get_application_name().is_none() {
-            config.application_name(&format!("ibench {}.{n}", std::process::id()));
-        }
-        let target = describe(&config);
+        let password = password.map(super::dsn::Password::new);
+        let resolved = options::resolve(dsn, password.as_ref())?;
         let connector = PostgresConnector {
-            dial: Dial {
-                config,
-                tls,
-                wire_tls,
-                sslmode,
-                target,
-            },
+            dial: Dial::new(&resolved)?,
             password_source: resolved.password_source,
             sslmode: resolved.sslmode,
             data_dir: OnceLock::new(),
@@ -342,7 +190,7 @@ impl Connector for PostgresConnector {
             })
             .clone()
     }
-    fn configuration(&self) -> Result<Vec<(String, String, String)>> {
+    fn configuration(&self) -> Result<Vec<Setting>> {
         let mut c = self.connect()?;
         let rows = c
             .query(
@@ -366,7 +214,7 @@ impl Connector for PostgresConnector {
                 } else {
                     format!("pg_settings: {}", r.get::<_, String>(3))
                 };
-                (name, value, source)
+                Setting::server(name, value, source)
             })
             .collect())
     }

@@ -13,6 +13,8 @@
 //!   `PGPASSWORD` or `~/.pgpass` (`PGPASSFILE`, `passfile=`), in that order.
 
 use super::tls::SslMode;
+use crate::connect::dsn::{DsnText, Password};
+use crate::connect::ini::{self, Line};
 use crate::connect::tls::Identity;
 use crate::error::{Error, Result};
 use percent_encoding::percent_decode_str;
@@ -236,11 +238,7 @@ fn service(name: &str, env: Env) -> Result<Vec<(String, String)>> {
         let Ok(text) = std::fs::read_to_string(&file) else {
             continue;
         };
-        let found: Vec<(String, String)> = crate::connect::dsn::ini(&text)
-            .into_iter()
-            .filter(|(section, _, _)| section == name)
-            .map(|(_, k, v)| (k, v))
-            .collect();
+        let found = service_settings(&text, name);
         if !found.is_empty() {
             return Ok(found);
         }
@@ -251,6 +249,23 @@ fn service(name: &str, env: Env) -> Result<Vec<(String, String)>> {
             "service {name:?} is in no service file (PGSERVICEFILE, ~/.pg_service.conf, PGSYSCONFDIR/pg_service.conf)"
         ),
     ))
+}
+
+/// The `key=value` lines of `service`'s group in a service file's `text`
+/// (a key without `=` has an empty value).
+fn service_settings(text: &str, service: &str) -> Vec<(String, String)> {
+    let mut group = None;
+    let mut found = Vec::new();
+    for (_, line) in ini::lines(text, ini::Dialect::default()) {
+        match line {
+            Line::Group(name) => group = Some(name),
+            Line::Entry(key, value) if group == Some(service) => {
+                found.push((key.to_string(), value.unwrap_or("").to_string()))
+            }
+            _ => {}
+        }
+    }
+    found
 }
 
 /// A `.pgpass` line's fields, split at unescaped `:` and de-escaped, each
@@ -526,34 +541,51 @@ fn client_identity(cert: Option<String>, key: Option<String>, env: Env) -> Resul
     }
 }
 
+/// A PostgreSQL DSN (URL or key=value form), parsed without I/O: ibench's
+/// keys ([`OURS`]) taken out, the rest left for the driver.
+#[derive(Clone, Debug)]
+pub(crate) struct PgDsn {
+    /// The DSN less ibench's keys, as the driver parses it.
+    driver: DsnText,
+    /// ibench's keys as given, in order.
+    ours: Vec<(String, String)>,
+}
+
+impl FromStr for PgDsn {
+    type Err = Error;
+
+    fn from_str(dsn: &str) -> Result<PgDsn> {
+        let (driver, ours) = split(dsn)?;
+        Ok(PgDsn {
+            driver: DsnText::new(driver),
+            ours,
+        })
+    }
+}
+
+/// The value of ibench's key `k`, as given.
+fn get(ours: &[(String, String)], k: &str) -> Option<String> {
+    ours.iter().find(|(o, _)| o == k).map(|(_, v)| v.clone())
+}
+
 /// Parses `dsn` and resolves what it leaves open; `password` is one given
 /// apart (a password file), used when the DSN has none.
-pub(crate) fn resolve(dsn: &str, password: Option<&str>) -> Result<Resolved> {
+pub(crate) fn resolve(dsn: &str, password: Option<&Password>) -> Result<Resolved> {
     resolve_in(dsn, password, &process_env)
 }
 
-/// As [`resolve`], with the environment `env`.
-fn resolve_in(dsn: &str, password: Option<&str>, env: Env) -> Result<Resolved> {
+/// As [`resolve`], with the environment `env`, in libpq's order: the DSN,
+/// a service, the environment, libpq's defaults; then the timeout, TLS,
+/// the client certificate and the password.
+fn resolve_in(dsn: &str, password: Option<&Password>, env: Env) -> Result<Resolved> {
     // libpq takes an empty variable as unset.
     let env = &|name: &str| env(name).filter(|v| !v.is_empty());
-    let (mut rest, mut ours) = split(dsn)?;
-    let get = |ours: &[(String, String)], k: &str| ours.iter().find(|(o, _)| o == k).map(|(_, v)| v.clone());
+    let PgDsn { driver, mut ours } = dsn.parse()?;
     let settings = match get(&ours, "service").or_else(|| env("PGSERVICE")) {
         Some(name) => service(&name, env)?,
         None => Vec::new(),
     };
-    if let Some(hosts) = uri_hosts_without_port(&rest) {
-        let fill = settings.iter().find(|(k, _)| k == "port").map(|(_, v)| v.clone());
-        if let Some(ports) = fill.or_else(|| env("PGPORT")) {
-            rest = uri_with_ports(&rest, hosts, &ports);
-        }
-    }
-    let mut config = Config::from_str(&rest).map_err(|e| {
-        Error::config(
-            "db",
-            format!("{:?} is not a PostgreSQL DSN: {e}", crate::connect::redact(dsn)),
-        )
-    })?;
+    let mut config = driver_config(dsn, driver.expose(), &settings, env)?;
     let mut source = if has_password(&config) { "dsn" } else { "none" };
     apply_service(&mut config, &settings, &mut ours)?;
     if source == "none" && has_password(&config) {
@@ -561,18 +593,64 @@ fn resolve_in(dsn: &str, password: Option<&str>, env: Env) -> Result<Resolved> {
     }
     apply_env(&mut config, &mut ours, env)?;
     apply_defaults(&mut config);
-    // The first of the DSN, the service and PGCONNECT_TIMEOUT decides, zero
-    // or less meaning no limit (libpq's); none of them: ibench's default.
-    let connect_timeout = match get(&ours, "connect_timeout") {
+    apply_timeout(&mut config, &ours)?;
+    let (sslmode, sslrootcert) = tls_settings(&ours, &config, env)?;
+    let identity = client_identity(get(&ours, "sslcert"), get(&ours, "sslkey"), env)?;
+    if !has_password(&config) {
+        if let Some((p, from)) = find_password(&config, &ours, password, env) {
+            config.password(p.expose());
+            source = from;
+        }
+    }
+    Ok(Resolved {
+        config,
+        sslmode,
+        sslrootcert,
+        identity,
+        password_source: source,
+    })
+}
+
+/// The driver's settings from the DSN's `text`: a URI's hosts without a
+/// port get the service's port, else `PGPORT` (the driver would give each
+/// 5432).
+fn driver_config(dsn: &str, text: &str, settings: &[(String, String)], env: Env) -> Result<Config> {
+    let mut text = text.to_string();
+    if let Some(hosts) = uri_hosts_without_port(&text) {
+        let fill = settings.iter().find(|(k, _)| k == "port").map(|(_, v)| v.clone());
+        if let Some(ports) = fill.or_else(|| env("PGPORT")) {
+            text = uri_with_ports(&text, hosts, &ports);
+        }
+    }
+    Config::from_str(&text).map_err(|e| {
+        Error::config(
+            "db",
+            format!("{:?} is not a PostgreSQL DSN: {e}", crate::connect::redact(dsn)),
+        )
+    })
+}
+
+/// The connect timeout: the first of the DSN, the service and
+/// `PGCONNECT_TIMEOUT` decides, zero or less meaning no limit (libpq's);
+/// none of them: ibench's default.
+fn apply_timeout(config: &mut Config, ours: &[(String, String)]) -> Result<()> {
+    let connect_timeout = match get(ours, "connect_timeout") {
         Some(t) => timeout(&t, "connect_timeout")?,
         None => Some(CONNECT_TIMEOUT),
     };
     if let Some(t) = connect_timeout {
         config.connect_timeout(t);
     }
-    let given_root = get(&ours, "sslrootcert");
+    Ok(())
+}
+
+/// The sslmode and the root certificate: `sslrootcert=system` is OpenSSL's
+/// bundle and verify-full (a weaker sslmode with it is an error, as in
+/// libpq 16), else the given root or libpq's default file.
+fn tls_settings(ours: &[(String, String)], config: &Config, env: Env) -> Result<(SslMode, Option<PathBuf>)> {
+    let given_root = get(ours, "sslrootcert");
     let system = given_root.as_deref() == Some("system");
-    let sslmode = match (get(&ours, "sslmode").map(|m| SslMode::parse(&m)).transpose()?, system) {
+    let sslmode = match (get(ours, "sslmode").map(|m| SslMode::parse(&m)).transpose()?, system) {
         // As libpq 16: the system's roots verify the host name, always.
         (None, true) => SslMode::VerifyFull,
         (Some(weak), true) if weak != SslMode::VerifyFull => {
@@ -589,38 +667,36 @@ fn resolve_in(dsn: &str, password: Option<&str>, env: Env) -> Result<Resolved> {
     let sslrootcert = if system {
         Some(system_roots(env)?)
     } else {
-        root_cert(given_root, sslmode, !only_sockets(&config), env)?
+        root_cert(given_root, sslmode, !only_sockets(config), env)?
     };
-    let identity = client_identity(get(&ours, "sslcert"), get(&ours, "sslkey"), env)?;
-    if !has_password(&config) {
-        let found = if let Some(p) = password {
-            Some((p.to_string(), "password file"))
-        } else if let Some(p) = env("PGPASSWORD") {
-            Some((p, "PGPASSWORD"))
-        } else {
-            let passfile = get(&ours, "passfile")
-                .or_else(|| env("PGPASSFILE"))
-                .map(PathBuf::from)
-                .or_else(|| env("HOME").map(|h| Path::new(&h).join(".pgpass")));
-            let port = config.get_ports().first().copied().unwrap_or(5432);
-            let user = config.get_user().unwrap_or("").to_string();
-            let db = config.get_dbname().unwrap_or(&user).to_string();
-            passfile
-                .and_then(|f| pgpass(&f, &pgpass_host(&config), port, &db, &user))
-                .map(|p| (p, "pgpass"))
-        };
-        if let Some((p, from)) = found {
-            config.password(p);
-            source = from;
-        }
+    Ok((sslmode, sslrootcert))
+}
+
+/// The password for a DSN that has none, and where it came from: a
+/// password file ibench was given, `PGPASSWORD`, else the password file
+/// (`passfile`, `PGPASSFILE` or `~/.pgpass`) line for this connection.
+fn find_password(
+    config: &Config,
+    ours: &[(String, String)],
+    given: Option<&Password>,
+    env: Env,
+) -> Option<(Password, &'static str)> {
+    if let Some(p) = given {
+        return Some((p.clone(), "password file"));
     }
-    Ok(Resolved {
-        config,
-        sslmode,
-        sslrootcert,
-        identity,
-        password_source: source,
-    })
+    if let Some(p) = env("PGPASSWORD") {
+        return Some((Password::new(p), "PGPASSWORD"));
+    }
+    let passfile = get(ours, "passfile")
+        .or_else(|| env("PGPASSFILE"))
+        .map(PathBuf::from)
+        .or_else(|| env("HOME").map(|h| Path::new(&h).join(".pgpass")));
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let user = config.get_user().unwrap_or("").to_string();
+    let db = config.get_dbname().unwrap_or(&user).to_string();
+    passfile
+        .and_then(|f| pgpass(&f, &pgpass_host(config), port, &db, &user))
+        .map(|p| (Password::new(p), "pgpass"))
 }
 
 #[cfg(test)]

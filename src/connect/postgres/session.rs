@@ -5,8 +5,8 @@
 //! through SQL-level `PREPARE` / `EXECUTE`, as iibench.py's
 //! `--use_prepared_query` does.
 
+use super::error::wire_err as pg_err;
 use super::wire::{self, Param, Statement, Wire};
-use super::wire_err as pg_err;
 use crate::connect::sql::SessionSql;
 use crate::connect::RowParams;
 use crate::connect::{Bounds, Maintenance, Session, SessionSpec, Statements, TableWrites};
@@ -291,22 +291,12 @@ impl Session for PostgresSession {
     }
 
     fn bounds(&mut self, table: &str, count: bool) -> Result<Option<Bounds>> {
-        // One row from each end of the primary key: no scan.
-        let [first, last] = self.sql.dialect.key_bounds(table);
-        let mut value = |what: &str, sql: &str| -> Result<Option<u64>> {
-            let result = self
-                .client
-                .simple_query(sql)
-                .map_err(|e| pg_err(&self.target, what, e))?;
+        let (client, target) = (&mut self.client, &self.target);
+        let bounds = self.sql.dialect.bounds(table, count, |what, sql| {
+            let result = client.simple_query(sql).map_err(|e| pg_err(target, what, e))?;
             Ok(wire::first_value(&result))
-        };
-        let (min, max) = (value("bounds", &first)?, value("bounds", &last)?);
-        let count = if count {
-            value("count", &self.sql.dialect.count(table))?
-        } else {
-            None
-        };
-        Ok(Some(Bounds { count, min, max }))
+        })?;
+        Ok(Some(bounds))
     }
 
     fn rows(&mut self, table: &str, keys: &[u64]) -> Result<Vec<Row>> {

@@ -7,7 +7,7 @@
 //! Each view is read with the simple query protocol, whose values are
 //! text: every numeric column becomes a counter, whatever the version adds.
 
-use super::pg_err;
+use super::error::pg_err;
 use crate::connect::{ServerCounters, KV_TABLE};
 use crate::error::Result;
 use crate::metrics::{number, Counter, Gauge};

@@ -8,8 +8,8 @@
 use super::Db;
 use crate::connect::{ServerCounters, KV_TABLE};
 use crate::error::Result;
-use crate::metrics::{number, Counter, Gauge};
-use rocksdb::statistics::Ticker;
+use crate::metrics::{number, Counter, EngineCounters, Gauge};
+use rocksdb::statistics::{Histogram, Ticker};
 use rocksdb::Options;
 use std::sync::Arc;
 
@@ -40,6 +40,56 @@ const RATES: [(Ticker, &str); 5] = [
     (Ticker::CompactReadBytes, "compaction_read_bytes"),
     (Ticker::CompactWriteBytes, "compaction_write_bytes"),
 ];
+
+/// The engine's counters of the `kv` column family now (None before it
+/// exists): bytes written by users, the WAL, flushes and compactions,
+/// stalls, compaction time, SST sizes, files per level, the largest run.
+pub(super) fn engine_counters(db: &Db, o: &Options) -> Option<EngineCounters> {
+    let t = |ticker| o.get_ticker_count(ticker);
+    let cf = db.cf_handle(KV_TABLE)?;
+    let prop = |name: &str| db.property_int_value_cf(&cf, name).ok().flatten().unwrap_or(0);
+    let levels = db
+        .property_value_cf(&cf, "rocksdb.num-levels")
+        .ok()
+        .flatten()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .unwrap_or(7);
+    Some(EngineCounters {
+        user_bytes: t(Ticker::BytesWritten),
+        wal_bytes: t(Ticker::WalFileBytes),
+        flush_bytes: t(Ticker::FlushWriteBytes),
+        compaction_read_bytes: t(Ticker::CompactReadBytes),
+        compaction_write_bytes: t(Ticker::CompactWriteBytes),
+        stall_us: t(Ticker::StallMicros),
+        compaction_us: o.get_histogram_data(Histogram::CompactionTime).sum(),
+        compaction_cpu_us: o.get_histogram_data(Histogram::CompactionCpuTime).sum(),
+        live_sst_bytes: prop("rocksdb.live-sst-files-size"),
+        total_sst_bytes: prop("rocksdb.total-sst-files-size"),
+        files_per_level: (0..levels)
+            .map(|l| prop(&format!("rocksdb.num-files-at-level{l}")))
+            .collect(),
+        largest_run_bytes: largest_run(&db.live_files().unwrap_or_default()),
+    })
+}
+
+/// The largest sorted run of the `kv` column family: every L0 file is a run,
+/// every other level one.
+fn largest_run(files: &[rocksdb::LiveFile]) -> u64 {
+    let mut per_level: Vec<u64> = Vec::new();
+    let mut largest_l0 = 0;
+    for f in files.iter().filter(|f| f.column_family_name == KV_TABLE) {
+        if f.level == 0 {
+            largest_l0 = largest_l0.max(f.size as u64);
+        } else {
+            let l = f.level as usize;
+            if per_level.len() <= l {
+                per_level.resize(l + 1, 0);
+            }
+            per_level[l] += f.size as u64;
+        }
+    }
+    per_level.into_iter().chain([largest_l0]).max().unwrap_or(0)
+}
 
 /// The statistics' text (`rocksdb.block.cache.miss COUNT : 12`, and for
 /// histograms `... P50 : 1.0 ... COUNT : 3 SUM : 7`) as counters: a ticker

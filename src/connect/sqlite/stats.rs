@@ -2,8 +2,9 @@
 //! another connection: the database's pages (in use and free) and its WAL's
 //! frames (from the WAL file's size). SQLite keeps no checkpoint count.
 
+use super::error::db_err;
 use crate::connect::ServerCounters;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::metrics::{Counter, Gauge};
 use rusqlite::Connection;
 use std::path::PathBuf;
@@ -25,7 +26,7 @@ impl SqliteStats {
         let pragma = |name: &str| {
             self.conn
                 .query_row(&format!("PRAGMA {name}"), [], |r| r.get::<_, i64>(0))
-                .map_err(|e| Error::database(&self.target, format!("PRAGMA {name}: {e}")))
+                .map_err(|e| db_err(&self.target, &format!("PRAGMA {name}"), e))
         };
         let (pages, free, page_size) = (pragma("page_count")?, pragma("freelist_count")?, pragma("page_size")?);
         let mut wal = self.path.clone().into_os_string();
