@@ -37,6 +37,37 @@ enum Command {
     /// hosts) into one run directory: `ibench merge RUN_DIR... -o OUT [--server DIR]`.
     #[command(disable_help_flag = true)]
     Merge(PythonArgs),
+    /// Put back the server settings an ibench that did not finish (killed)
+    /// left changed on a server (any ibench that connects does it too).
+    Restore(RestoreArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct RestoreArgs {
+    /// The server, as a DSN (mysql://user@host:port/db).
+    db: String,
+    /// A file whose first line is the password, for a DSN that has none.
+    #[arg(long)]
+    password_file: Option<std::path::PathBuf>,
+}
+
+/// `ibench restore`: opening the database puts back what a killed ibench
+/// left changed; says what it put back.
+fn restore(args: RestoreArgs) -> crate::Result<()> {
+    let password = args
+        .password_file
+        .as_deref()
+        .map(crate::connect::read_password_file)
+        .transpose()?;
+    let connector = crate::connect::open_with_password(&args.db, password.as_deref())?;
+    let recovered = connector.recovered();
+    if recovered.is_empty() {
+        println!("{}: no setting left changed by an ibench", connector.target());
+    }
+    for note in recovered {
+        println!("{}: {note}", connector.target());
+    }
+    Ok(())
 }
 
 /// Runs the command line `args` (the first is the program name) and returns
@@ -61,6 +92,7 @@ where
         Command::Campaign(args) => campaign::run(args),
         Command::Export(args) => python_command("ibench.export", &args.args),
         Command::Merge(args) => python_command("ibench.merge", &args.args),
+        Command::Restore(args) => restore(args).map(|()| 0),
     };
     match outcome {
         Ok(code) => code,

@@ -220,6 +220,12 @@ pub trait Connector: Send + Sync {
     fn simulated_time(&self) -> bool {
         false
     }
+    /// Server settings a killed ibench had left changed, put back as this
+    /// connector opened: a sentence each, naming the setting and both
+    /// values. The run records them with its warnings.
+    fn recovered(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// Reads the database's own counters (per step, in `counters.parquet`) and

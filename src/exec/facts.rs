@@ -9,7 +9,7 @@ use crate::metrics::{host_facts, warnings, Disks, ServerProcesses, Setting};
 /// The settings to record, the warnings, and where host counters come from.
 pub(super) fn environment(connector: &dyn Connector) -> (Vec<Setting>, Vec<String>, Probe) {
     let mut server = Vec::new();
-    let mut trouble = Vec::new();
+    let mut trouble = connector.recovered();
     match connector.configuration() {
         Ok(rows) => server.extend(rows.into_iter().map(|s| Setting {
             value: redact_setting(&s.name, &s.value),

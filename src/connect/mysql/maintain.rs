@@ -14,6 +14,7 @@
 //! (where the server has it); the settings come back at the end.
 
 use super::error::my_err;
+use super::ledger;
 use super::session::MysqlSession;
 use crate::connect::privileged;
 use crate::connect::sql::Engine;
@@ -30,13 +31,13 @@ const SETTLE_LIMIT: Duration = Duration::from_secs(300);
 /// How long MyRocks must show no compaction before it counts as quiet.
 const QUIET_FOR: Duration = Duration::from_secs(1);
 
-/// A global variable ibench changed, set back to its old value by
-/// [`Restore::now`] or, failing that, when dropped.
+/// A global variable ibench changed (through the server's ledger of changed
+/// settings, `ledger.rs`), set back by [`Restore::now`] or, failing that,
+/// when dropped.
 pub(super) struct Restore {
     opts: Opts,
     target: String,
-    name: String,
-    value: String,
+    changed: ledger::Changed,
     restored: bool,
 }
 
@@ -47,21 +48,14 @@ impl Restore {
         if self.restored {
             return Ok(());
         }
-        // Numbers and ON/OFF as they are (numeric variables refuse a string), anything else quoted.
-        let v = &self.value;
-        let literal = if v.parse::<f64>().is_ok() || matches!(v.as_str(), "ON" | "OFF") {
-            v.clone()
-        } else {
-            format!("'{}'", v.replace('\'', "''"))
-        };
-        let sql = format!("SET GLOBAL {} = {literal}", self.name);
-        let through = |c: &mut Conn| c.query_drop(&sql);
+        let changed = &self.changed;
         let result = match conn {
-            Some(c) => through(c).or_else(|_| Conn::new(self.opts.clone()).and_then(|mut c| through(&mut c))),
-            None => Conn::new(self.opts.clone()).and_then(|mut c| through(&mut c)),
+            Some(c) => ledger::restore(c, changed)
+                .or_else(|_| Conn::new(self.opts.clone()).and_then(|mut c| ledger::restore(&mut c, changed))),
+            None => Conn::new(self.opts.clone()).and_then(|mut c| ledger::restore(&mut c, changed)),
         };
         self.restored = result.is_ok();
-        result.map_err(|e| my_err(&self.target, &format!("restore {}", self.name), e))
+        result.map_err(|e| my_err(&self.target, &format!("restore {}", changed.name), e))
     }
 }
 
@@ -100,23 +94,26 @@ impl MysqlSession {
         Ok(row.is_some())
     }
 
-    /// Sets a global variable, restoring its old value when the returned
-    /// guard is dropped (on every path: error, stop, panic). None, with a
-    /// note, when the user lacks the privilege (SUPER, SYSTEM_VARIABLES_ADMIN).
+    /// Sets a global variable through the server's ledger of changed
+    /// settings, restoring its original value when the returned guard is
+    /// dropped (on every path: error, stop, panic; a hard kill's change is
+    /// put back by the next ibench that connects). None, with a note, when
+    /// the user lacks the privilege (SUPER, SYSTEM_VARIABLES_ADMIN, or to
+    /// make the ledger's table).
     pub(super) fn set_global(&mut self, name: &str, value: &str, notes: &mut Vec<String>) -> Result<Option<Restore>> {
-        let old: Option<String> = self
-            .conn()?
-            .query_first(format!("SELECT CAST(@@GLOBAL.{name} AS CHAR)"))
-            .map_err(|e| my_err(&self.target, &format!("read {name}"), e))?;
-        let set = self.run(&format!("SET GLOBAL {name}"), &format!("SET GLOBAL {name} = {value}"));
-        if !privileged(&format!("SET GLOBAL {name} = {value}"), set, notes)? {
-            return Ok(None);
-        }
+        let (conn, target) = self.conn_target()?;
+        let set = ledger::change(conn, name, value).map_err(|e| my_err(target, &format!("SET GLOBAL {name}"), e));
+        let changed = match set {
+            Ok(changed) => changed,
+            Err(e) => {
+                privileged(&format!("SET GLOBAL {name} = {value}"), Err(e), notes)?;
+                return Ok(None);
+            }
+        };
         Ok(Some(Restore {
             opts: self.opts.clone(),
             target: self.target.clone(),
-            name: name.to_string(),
-            value: old.unwrap_or_default(),
+            changed,
             restored: false,
         }))
     }

@@ -13,6 +13,7 @@
 
 mod error;
 mod kv;
+mod ledger;
 mod maintain;
 mod option_files;
 mod options;
@@ -50,6 +51,9 @@ pub struct MysqlConnector {
     dial: wire::Dial,
     /// Where the password came from (dsn, MYSQL_PWD, option file, ...).
     password_source: &'static str,
+    /// Settings a killed ibench left changed, put back as this connector
+    /// opened (`ledger.rs`): a sentence each.
+    recovered: Vec<String>,
 }
 
 /// A schema or table name as MySQL names its file: letters, digits and `_`
@@ -103,10 +107,16 @@ impl MysqlConnector {
             spec: SessionSpec::default(),
             ssl_mode: client.ssl_mode,
             password_source: resolved.password_source,
+            recovered: Vec::new(),
         };
         let mut conn = connector.first_login()?;
         connector.take_drivers_socket(&mut conn);
         connector.check_engine(&mut conn)?;
+        connector.recovered = ledger::recover(&mut conn).unwrap_or_else(|e| {
+            vec![format!(
+                "the settings an earlier ibench changed (ibench.changed_settings) could not be checked: {e}"
+            )]
+        });
         Ok(connector)
     }
 
@@ -256,6 +266,9 @@ impl Connector for MysqlConnector {
             .query_first("SELECT VERSION()")
             .map_err(|e| my_err(&self.target, "version", e))?;
         Ok(v.unwrap_or_default())
+    }
+    fn recovered(&self) -> Vec<String> {
+        self.recovered.clone()
     }
     fn settings(&self) -> Vec<(String, String)> {
         // What the server says of this connection: its TLS version and
