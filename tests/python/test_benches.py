@@ -108,6 +108,7 @@ def test_client_cpu_puts_the_hosts_halt_polling_back_when_terminated(tmp_path: P
         bench.wait(timeout=30)
     finally:
         bench.kill()
+        bench.communicate()  # closes its stderr pipe (unclosed, a ResourceWarning)
     assert bench.returncode == 143
     assert HALT_POLL.read_text().strip() == original
 
@@ -171,6 +172,7 @@ def test_client_cpu_drops_its_scratch_database_when_terminated(tmp_path: Path) -
         bench.wait(timeout=60)
     finally:
         bench.kill()
+        bench.communicate()  # closes its stderr pipe (unclosed, a ResourceWarning)
     assert bench.returncode == 143
     assert not _pg_has_scratch(), "ib_client_cpu left on PostgreSQL after SIGTERM"
 
