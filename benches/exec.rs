@@ -12,6 +12,7 @@
 
 use ibench::exec::{self, Silent};
 use ibench::gen::{RowGen, RowSpec};
+use ibench::results::StepStatus;
 use ibench::workload::Config;
 use serde_json::json;
 use std::time::Instant;
@@ -32,7 +33,7 @@ fn ibench_load(db: &str, rows: u64, rows_per_commit: u32, clients: u32) -> (f64,
     }));
     let run = exec::run(&c, out.path(), &Silent, &ibench::Stop::new()).unwrap();
     let s = &run.results.steps[0];
-    assert_eq!(s.status, "ok");
+    assert_eq!(s.status, StepStatus::Ok);
     (s.elapsed_s, s.ips())
 }
 

@@ -9,6 +9,7 @@
 
 use ibench::exec::{self, Silent};
 use ibench::gen::{Alphabet, KvBatch, KvValues, Length, ValueSource};
+use ibench::results::StepStatus;
 use ibench::workload::Config;
 use rocksdb::{ColumnFamilyDescriptor, DBWithThreadMode, MultiThreaded, Options, WriteBatch, WriteOptions};
 use serde_json::json;
@@ -41,7 +42,7 @@ fn ibench_fillseq(batch: u32) -> f64 {
     .unwrap();
     let run = exec::run(&c, dir.path(), &Silent, &ibench::Stop::new()).unwrap();
     let s = &run.results.steps[0];
-    assert_eq!(s.status, "ok");
+    assert_eq!(s.status, StepStatus::Ok);
     s.ips()
 }
 

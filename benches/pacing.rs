@@ -18,7 +18,11 @@ fn cpu_s() -> f64 {
 /// (p50, p99, max) of the lags in µs, and CPU µs per operation.
 fn stream(rate: f64, precise: bool, seconds: f64) -> ([f64; 3], f64) {
     let n = (rate * seconds) as u64;
-    let mut pacer = Pacer::new(Schedule::rate(Instant::now() + Duration::from_millis(5), rate), precise);
+    let mut pacer = Pacer::new(
+        Schedule::rate(Instant::now() + Duration::from_millis(5), rate),
+        precise,
+        ibench::clock::SystemClock,
+    );
     let cpu = cpu_s();
     let mut lags: Vec<f64> = (0..n)
         .map(|i| {

@@ -1,12 +1,13 @@
 //! ibench: deterministic database benchmarking.
 //!
-//! The architecture is described in `DESIGN.md` of the project; data flows
+//! The architecture is described in `ARCHITECTURE.md`; data flows
 //! one way: [`gen`] (what each key, value, row and query is) → [`workload`]
 //! (which operations a step performs) → [`exec`] (when, on which thread,
 //! against which [`connect`] session) → [`metrics`] → [`results`] → Python.
 
 pub mod campaign;
 pub mod cli;
+pub mod clock;
 pub mod connect;
 pub mod error;
 pub mod exec;

@@ -238,3 +238,101 @@ fn kept_data_a_given_server_and_the_cooldown() {
         second - (first + took)
     );
 }
+
+fn resume(file: &Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_ibench"))
+        .args(["campaign", "--quiet", "--no-report", "--resume"])
+        .arg(file)
+        .output()
+        .unwrap()
+}
+
+/// The (label, repeat, run id, status) of each run `campaign.json` records.
+fn recorded_runs(dir: &Path) -> Vec<(String, u64, Option<String>, String)> {
+    record(dir)["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["label"].as_str().unwrap().to_string(),
+                r["repeat"].as_u64().unwrap(),
+                r["run_id"].as_str().map(str::to_string),
+                r["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// A campaign of 2 servers × 2 repeats SIGKILLed during its third run,
+/// then resumed: the first two runs keep their run ids, only the third and
+/// fourth run again; then a repeat added to the file runs alone, and a
+/// changed run parameter or a missing record is refused, naming it.
+#[test]
+fn a_killed_campaign_resumes_keeping_the_runs_that_ended_ok() {
+    let dir = tempfile::tempdir().unwrap();
+    let servers = "[[server]]\nlabel = \"pg\"\ndb = \"postgres://postgres@127.0.0.1:5432/test\"\n\
+                   [[server]]\nlabel = \"maria\"\ndb = \"mysql://root@127.0.0.1:3306/test\"\n";
+    let run = |repeats: u32, rows: u32| {
+        format!("[run]\nsteps = [\"l.i0\", \"qr100\"]\nrows_l_i0 = {rows}\nquery_seconds = 4\nrepeats = {repeats}\n{servers}")
+    };
+    let file = campaign_file(dir.path(), &run(2, 2000));
+    let mut child = start(&file);
+    let out = dir.path().join("out");
+    let started = Instant::now();
+    // The third run is under way once two are recorded and a third directory exists.
+    while !(std::fs::read_to_string(out.join("campaign.json")).is_ok_and(|t| t.matches("\"run_id\"").count() == 2)
+        && std::fs::read_dir(&out)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.path().join("runs.parquet").is_file())
+            .count()
+            == 3)
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the third run never started"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let before = recorded_runs(dir.path());
+    assert_eq!(before.len(), 2, "{before:?}");
+    let o = resume(&file);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let after = recorded_runs(dir.path());
+    let plan: Vec<(&str, u64)> = after.iter().map(|r| (r.0.as_str(), r.1)).collect();
+    assert_eq!(plan, [("pg", 1), ("maria", 1), ("pg", 2), ("maria", 2)]);
+    assert_eq!(after[..2], before[..], "the first two runs are kept as they were");
+    assert!(after.iter().all(|r| r.3 == "ok" && r.2.is_some()), "{after:?}");
+    let ids: std::collections::HashSet<_> = after.iter().map(|r| r.2.clone()).collect();
+    assert_eq!(ids.len(), 4, "runs 3 and 4 ran afresh: {after:?}");
+
+    // A repeat added to the file: only its runs run.
+    std::fs::write(&file, format!("out = \"{}\"\n{}", out.display(), run(3, 2000))).unwrap();
+    let o = resume(&file);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let grown = recorded_runs(dir.path());
+    assert_eq!(grown.len(), 6);
+    assert_eq!(grown[..4], after[..]);
+
+    // A changed run parameter is refused, naming it; so is a resume with no record.
+    std::fs::write(&file, format!("out = \"{}\"\n{}", out.display(), run(3, 3000))).unwrap();
+    let o = resume(&file);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("run parameter rows_l_i0 changed (2000 → 3000)"),
+        "{stderr}"
+    );
+    assert_eq!(recorded_runs(dir.path()), grown, "a refused resume changes nothing");
+    let elsewhere = tempfile::tempdir().unwrap();
+    let o = resume(&campaign_file(elsewhere.path(), &run(1, 2000)));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("campaign.json") && stderr.contains("no campaign to resume"),
+        "{stderr}"
+    );
+}

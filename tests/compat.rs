@@ -10,6 +10,7 @@ mod common;
 
 use common::{config, mysql_admin, mysql_db, postgres_db, reachable, run, step};
 use ibench::exec::RunOutcome;
+use ibench::results::RunStatus;
 use ibench::server::{Kind, Managed, ServerSpec};
 use mysql::prelude::Queryable;
 use serde_json::{json, Value};
@@ -34,7 +35,7 @@ fn compat_run(db: &str, steps: &[&str], extra: Value) -> (tempfile::TempDir, Run
         params[k] = v.clone();
     }
     let out = run(&config(params), dir.path());
-    assert_eq!(out.results.run.status, "ok", "{:?}", out.results.run.error);
+    assert_eq!(out.results.run.status, RunStatus::Ok, "{:?}", out.results.run.error);
     assert_eq!(
         out.results.run.verified,
         Some(true),
@@ -172,7 +173,7 @@ fn postgres_compat_sends_the_reference_statements_and_the_server_assigns_keys() 
         &config(json!({"db": server.dsn(), "steps": ["l.i0"], "rows_l_i0": 200})),
         dir.path(),
     );
-    assert_eq!(out.results.run.status, "ok");
+    assert_eq!(out.results.run.status, RunStatus::Ok);
     let log = std::fs::read_to_string(server.log()).unwrap();
     assert!(
         logged_statements(&log[before..])
@@ -215,7 +216,7 @@ fn mariadb_compat_prepares_nothing_and_the_server_assigns_keys() {
             &config(json!({"db": db, "steps": ["l.i0"], "rows_l_i0": 200})),
             dir.path(),
         );
-        assert_eq!(out.results.run.status, "ok");
+        assert_eq!(out.results.run.status, RunStatus::Ok);
         assert!(
             mysql_status("Com_stmt_prepare") > prepared,
             "{engine}: the default prepares"
@@ -349,7 +350,7 @@ fn myrocks_wait_ends_only_when_no_compaction_is_running() {
     let dir = tempfile::tempdir().unwrap();
     let load = config(json!({"db": db, "steps": ["l.i0"], "rows_l_i0": 400_000, "data_length": [100, 200]}));
     let loaded = run(&load, dir.path());
-    assert_eq!(loaded.results.run.status, "ok");
+    assert_eq!(loaded.results.run.status, RunStatus::Ok);
     eprintln!("load {:.1} s", step(&loaded, "l.i0").elapsed_s);
     let mut c = mysql::Conn::new(mysql::Opts::from_url(&server.dsn()).unwrap()).unwrap();
     for maintenance in ["ibench", "iibench"] {
@@ -366,7 +367,7 @@ fn myrocks_wait_ends_only_when_no_compaction_is_running() {
             "db": db, "steps": ["wait"], "maintenance": maintenance, "wait_seconds": 0.0, "verify": "off",
         }));
         let out = run(&wait, dir.path());
-        assert_eq!(out.results.run.status, "ok", "{:?}", out.results.run.error);
+        assert_eq!(out.results.run.status, RunStatus::Ok, "{:?}", out.results.run.error);
         let step = step(&out, "wait");
         eprintln!(
             "{maintenance}: wait {:.1} s, warnings {:?}",

@@ -7,6 +7,7 @@ mod common;
 use common::{config, run, step};
 use ibench::connect;
 use ibench::results::StepRow;
+use ibench::results::{RunStatus, StepStatus};
 use serde_json::json;
 
 /// fillseq then flush of 200,000 pairs of 100-byte values compressible to
@@ -23,7 +24,7 @@ fn fill_and_flush(options: &str) -> (ibench::exec::RunOutcome, tempfile::TempDir
         "ratio": 0.5,
     }));
     let out = run(&c, dir.path());
-    assert_eq!(out.results.run.status, "ok", "{:?}", out.results.run.error);
+    assert_eq!(out.results.run.status, RunStatus::Ok, "{:?}", out.results.run.error);
     (out, dir)
 }
 
@@ -118,7 +119,7 @@ fn options_reach_rocksdb_and_are_recorded() {
     // A run records the same, and the WAL stays empty with wal=off.
     let c = config(json!({"preset": "kv-quick", "db": dsn, "steps": ["fillseq"], "num": 10_000}));
     let out = run(&c, dir.path());
-    assert_eq!(out.results.run.status, "ok", "{:?}", out.results.run.error);
+    assert_eq!(out.results.run.status, RunStatus::Ok, "{:?}", out.results.run.error);
     assert_eq!(out.results.run.dbms, "rocksdb");
     assert!(out.results.run.dbms_version.starts_with(|c: char| c.is_ascii_digit()));
     let recorded = |name: &str| {
@@ -151,9 +152,9 @@ fn a_steps_own_options_reopen_the_database_for_that_step_alone() {
         "step_options": {bulk: ibench::workload::BENCHMARK_SH_STEP_OPTIONS[0].1},
     }));
     let out = run(&c, dir.path());
-    assert_eq!(out.results.run.status, "ok", "{:?}", out.results.run.error);
+    assert_eq!(out.results.run.status, RunStatus::Ok, "{:?}", out.results.run.error);
     for s in &out.results.steps {
-        assert_eq!(s.status, "ok", "{}: {:?}", s.step, s.error);
+        assert_eq!(s.status, StepStatus::Ok, "{}: {:?}", s.step, s.error);
     }
     assert_eq!(step(&out, "fillseq").verified, Some(true));
     assert_eq!(step(&out, "overwrite").verified, Some(true));
@@ -206,7 +207,7 @@ fn a_steps_own_options_reopen_the_database_for_that_step_alone() {
         "step_options": {"readrandom": "colour=blue"},
     }));
     let out = run(&c, dir.path());
-    assert_eq!(out.results.run.status, "error");
+    assert_eq!(out.results.run.status, RunStatus::Error);
     let e = out.results.run.error.clone().unwrap_or_default();
     assert!(e.contains("step_options") && e.contains("colour"), "{e}");
 }
@@ -241,7 +242,7 @@ fn key_value_steps_alone_default_to_rocksdb_in_the_run_directory() {
     let dir = tempfile::tempdir().unwrap();
     let c = config(json!({"preset": "kv-quick", "num": 5000, "reads": 500, "writes": 1000}));
     let out = run(&c, dir.path());
-    assert_eq!(out.results.run.status, "ok", "{:?}", out.results.run.error);
+    assert_eq!(out.results.run.status, RunStatus::Ok, "{:?}", out.results.run.error);
     assert_eq!(out.results.run.dbms, "rocksdb");
     assert!(out.dir.join("rocksdb").is_dir());
     assert_eq!(step(&out, "readrandom").found, Some(500), "fillseq wrote every key");
@@ -329,7 +330,7 @@ fn a_read_step_on_a_vector_memtable_is_warned_and_one_on_a_skip_list_is_not() {
             "step_options": step_options,
         }));
         let out = run(&c, dir.path());
-        assert_eq!(out.results.run.status, "ok", "{:?}", out.results.run.error);
+        assert_eq!(out.results.run.status, RunStatus::Ok, "{:?}", out.results.run.error);
         out.results
             .run
             .warnings

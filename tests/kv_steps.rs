@@ -12,6 +12,7 @@ use ibench::exec::RunOutcome;
 use ibench::gen::{
     decode_key, Compressible, KeyGen, KeyKind, KeySpec, KvBatch, KvValues, Length, Pool, Purpose, Stream,
 };
+use ibench::results::{RunStatus, StepStatus};
 use ibench::workload::Config;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -152,9 +153,14 @@ fn every_step(dsn: &str) {
                          "readrandom", "seekrandom", "flush", "waitforcompaction"], "reads": READS}),
     );
     let out = run(&c, dir.path());
-    assert_eq!(out.results.run.status, "ok", "{dsn}: {:?}", out.results.run.error);
+    assert_eq!(
+        out.results.run.status,
+        RunStatus::Ok,
+        "{dsn}: {:?}",
+        out.results.run.error
+    );
     for s in &out.results.steps {
-        assert_eq!(s.status, "ok", "{dsn} {}: {:?}", s.step, s.error);
+        assert_eq!(s.status, StepStatus::Ok, "{dsn} {}: {:?}", s.step, s.error);
         if ["fillrandom", "overwrite", "overwritesome", "readwhilewriting"].contains(&s.step.as_str()) {
             assert_eq!(s.verified, Some(true), "{dsn} {}: {:?}", s.step, s.verify_error);
         }
@@ -201,7 +207,12 @@ fn every_step(dsn: &str) {
     for steps in [json!(["fillseq"]), json!(["filluniquerandom", "overwrite"])] {
         let c = kv_config(dsn, json!({"steps": steps, "threads": 3, "num": 3001}));
         let out = run(&c, dir.path());
-        assert_eq!(out.results.run.status, "ok", "{dsn}: {:?}", out.results.run.error);
+        assert_eq!(
+            out.results.run.status,
+            RunStatus::Ok,
+            "{dsn}: {:?}",
+            out.results.run.error
+        );
         assert_eq!(out.results.steps[0].inserts, 3001);
         assert_eq!(out.results.steps[0].verified, Some(true));
         check_contents(&c, dsn, &out);
@@ -225,9 +236,14 @@ fn newer_steps(dsn: &str) {
     let steps: Vec<&str> = writes.iter().chain(&reads).copied().collect();
     let c = kv_config(dsn, json!({"steps": steps, "reads": READS, "writes": 600}));
     let out = run(&c, dir.path());
-    assert_eq!(out.results.run.status, "ok", "{dsn}: {:?}", out.results.run.error);
+    assert_eq!(
+        out.results.run.status,
+        RunStatus::Ok,
+        "{dsn}: {:?}",
+        out.results.run.error
+    );
     for s in &out.results.steps {
-        assert_eq!(s.status, "ok", "{dsn} {}: {:?}", s.step, s.error);
+        assert_eq!(s.status, StepStatus::Ok, "{dsn} {}: {:?}", s.step, s.error);
         if writes.contains(&s.step.as_str()) {
             assert_eq!(s.verified, Some(true), "{dsn} {}: {:?}", s.step, s.verify_error);
         }
@@ -381,7 +397,12 @@ fn pooled_values(dsn: &str) {
                "value_alphabet": "printable", "verify": "full"}),
     );
     let out = run(&c, dir.path());
-    assert_eq!(out.results.run.status, "ok", "{dsn}: {:?}", out.results.run.error);
+    assert_eq!(
+        out.results.run.status,
+        RunStatus::Ok,
+        "{dsn}: {:?}",
+        out.results.run.error
+    );
     for s in &out.results.steps {
         assert_eq!(s.verified, Some(true), "{dsn} {}: {:?}", s.step, s.verify_error);
     }
@@ -430,7 +451,12 @@ fn zipfian_and_latest_overwrites_write_their_hot_keys_and_verify() {
             json!({"steps": ["fillseq", "overwrite"], "distribution": dist, "threads": 1}),
         );
         let out = run(&c, dir.path());
-        assert_eq!(out.results.run.status, "ok", "{dist}: {:?}", out.results.run.error);
+        assert_eq!(
+            out.results.run.status,
+            RunStatus::Ok,
+            "{dist}: {:?}",
+            out.results.run.error
+        );
         assert_eq!(step(&out, "overwrite").verified, Some(true), "{dist}");
         check_contents(&c, &db, &out);
         let keys = picked(&c, 1, 0, 2000);

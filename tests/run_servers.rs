@@ -7,6 +7,7 @@
 mod common;
 
 use common::{config, mysql_admin, mysql_db, postgres_admin, postgres_db, reachable, run, step};
+use ibench::results::{RunStatus, StepStatus};
 use serde_json::json;
 use std::time::{Duration, Instant};
 
@@ -19,9 +20,9 @@ fn quick_sequence(db: &str) {
         "query_seconds": 1.0, "wait_seconds": 0.5,
     }));
     let out = run(&c, dir.path());
-    assert_eq!(out.results.run.status, "ok", "{:?}", out.results.run.error);
+    assert_eq!(out.results.run.status, RunStatus::Ok, "{:?}", out.results.run.error);
     for s in &out.results.steps {
-        assert_eq!(s.status, "ok", "{}: {:?}", s.step, s.error);
+        assert_eq!(s.status, StepStatus::Ok, "{}: {:?}", s.step, s.error);
         if s.step != "l.x" && s.step != "wait" {
             assert_eq!(s.verified, Some(true), "{}: {:?}", s.step, s.verify_error);
         }
@@ -110,9 +111,9 @@ fn killed_connection_ends_the_step(db: String, kill: impl Fn() -> bool) {
     }
     let out = runner.join().unwrap();
     assert!(started.elapsed() < Duration::from_secs(60), "a thread hung");
-    assert_eq!(out.results.run.status, "error");
+    assert_eq!(out.results.run.status, RunStatus::Error);
     let s = step(&out, "l.i0");
-    assert_eq!(s.status, "error");
+    assert_eq!(s.status, StepStatus::Error);
     assert!(s.inserts > 0);
     assert!(s.error.as_deref().unwrap_or("").len() > 10, "{:?}", s.error);
     assert!(out.dir.join("steps.parquet").is_file());

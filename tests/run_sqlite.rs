@@ -4,6 +4,7 @@
 mod common;
 
 use common::{config, run, step};
+use ibench::results::{RunStatus, StepStatus};
 use serde_json::json;
 
 /// Small sizes so the whole sequence runs in seconds.
@@ -27,11 +28,11 @@ fn check_sequence(clients: u32, delete_per_insert: bool, shared_table: bool) {
     let db = format!("sqlite:{}", dir.path().join("db.sqlite").display());
     let c = config(small(clients, delete_per_insert, shared_table, &db));
     let out = run(&c, dir.path());
-    assert_eq!(out.results.run.status, "ok", "{:?}", out.results.run.error);
+    assert_eq!(out.results.run.status, RunStatus::Ok, "{:?}", out.results.run.error);
     let n = clients as u64;
     let mut live = 0;
     for s in &out.results.steps {
-        assert_eq!(s.status, "ok", "{}: {:?}", s.step, s.error);
+        assert_eq!(s.status, StepStatus::Ok, "{}: {:?}", s.step, s.error);
         let expected_inserts = match s.step.as_str() {
             "l.i0" => 3000 * n,
             "l.i1" => 1000 * n,
@@ -102,7 +103,7 @@ fn server_assigned_keys_verify_too() {
     params["server_keys"] = json!(true);
     params["steps"] = json!(["l.i0", "l.x", "l.i1", "qp100"]);
     let out = run(&config(params), dir.path());
-    assert_eq!(out.results.run.status, "ok", "{:?}", out.results.run.error);
+    assert_eq!(out.results.run.status, RunStatus::Ok, "{:?}", out.results.run.error);
     assert!(out
         .results
         .steps
@@ -115,8 +116,8 @@ fn server_assigned_keys_verify_too() {
 fn an_in_memory_database_runs_the_sequence() {
     let dir = tempfile::tempdir().unwrap();
     let out = run(&config(small(2, true, false, "sqlite::memory:")), dir.path());
-    assert_eq!(out.results.run.status, "ok", "{:?}", out.results.run.error);
-    assert!(out.results.steps.iter().all(|s| s.status == "ok"));
+    assert_eq!(out.results.run.status, RunStatus::Ok, "{:?}", out.results.run.error);
+    assert!(out.results.steps.iter().all(|s| s.status == StepStatus::Ok));
 }
 
 #[test]
@@ -128,7 +129,7 @@ fn a_q_step_holds_its_background_rate_for_ten_seconds() {
     }));
     let out = run(&c, dir.path());
     let q = step(&out, "qp1000");
-    assert_eq!(q.status, "ok");
+    assert_eq!(q.status, StepStatus::Ok);
     let rate = q.ips();
     assert!((rate - 1000.0).abs() <= 20.0, "ips {rate}");
     assert!((q.dps() - 1000.0).abs() <= 20.0, "dps {}", q.dps());
@@ -154,12 +155,17 @@ fn a_later_run_continues_the_tables_an_earlier_run_loaded() {
         &config(json!({"db": db, "rows_l_i0": 2000, "steps": ["l.i0", "l.x"]})),
         dir.path(),
     );
-    assert_eq!(first.results.run.status, "ok");
+    assert_eq!(first.results.run.status, RunStatus::Ok);
     let second = run(
         &config(json!({"db": db, "rows_l_i1": 500, "steps": ["l.i1", "qr100"], "query_seconds": 0.5})),
         dir.path(),
     );
-    assert_eq!(second.results.run.status, "ok", "{:?}", second.results.run.error);
+    assert_eq!(
+        second.results.run.status,
+        RunStatus::Ok,
+        "{:?}",
+        second.results.run.error
+    );
     assert_eq!(step(&second, "l.i1").verified, Some(true));
     assert_eq!(step(&second, "qr100").live_rows, 2000);
 }
@@ -171,7 +177,7 @@ fn verify_is_skipped_after_a_step_that_did_not_end_ok() {
     let c = config(json!({"db": db, "steps": ["l.i0"], "rows_l_i0": 50_000_000, "max_seconds": 0.3}));
     let out = run(&c, dir.path());
     let s = step(&out, "l.i0");
-    assert_eq!(s.status, "timeout");
+    assert_eq!(s.status, StepStatus::Timeout);
     assert_eq!(
         (s.verified, s.verify.as_deref()),
         (None, None),
@@ -189,7 +195,7 @@ fn the_default_verify_checks_bounds_and_samples_per_step_and_counts_once_at_the_
             "query_seconds": 0.5, "verify": mode,
         }));
         let out = run(&c, dir.path());
-        assert_eq!(out.results.run.status, "ok");
+        assert_eq!(out.results.run.status, RunStatus::Ok);
         for s in &out.results.steps {
             let written = s.step != "l.x";
             assert_eq!(
@@ -326,7 +332,7 @@ fn sqlite_s_pages_and_each_disk_are_recorded_per_step_and_interval() {
         ),
         dir.path(),
     );
-    assert_eq!(out.results.run.status, "ok", "{:?}", out.results.run.error);
+    assert_eq!(out.results.run.status, RunStatus::Ok, "{:?}", out.results.run.error);
     let pages = |step: &str| {
         let c = out
             .results

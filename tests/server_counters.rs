@@ -8,6 +8,7 @@ mod common;
 use common::{config, postgres_db, run, step};
 use ibench::exec::RunOutcome;
 use ibench::metrics::{CounterRow, GaugeRow};
+use ibench::results::RunStatus;
 use serde_json::json;
 
 /// The counter `source`/`name` over `step`.
@@ -71,7 +72,7 @@ fn mariadb_counts_exactly_the_rows_ibench_inserted_and_reports_innodb_gauges() {
         ),
         dir.path(),
     );
-    assert_eq!(out.results.run.status, "ok", "{:?}", out.results.run.error);
+    assert_eq!(out.results.run.status, RunStatus::Ok, "{:?}", out.results.run.error);
     assert!(
         out.results.run.warnings.iter().all(|w| !w.contains("counters")),
         "{:?}",
@@ -141,7 +142,7 @@ fn postgres_counts_the_rows_and_commits_and_dead_tuples_fall_after_vacuum() {
         ),
         dir.path(),
     );
-    assert_eq!(out.results.run.status, "ok", "{:?}", out.results.run.error);
+    assert_eq!(out.results.run.status, RunStatus::Ok, "{:?}", out.results.run.error);
     let load = step(&out, "l.i0");
     // The table's own count is exact: only ibench writes it.
     assert_eq!(
@@ -198,7 +199,7 @@ fn rocksdb_s_level_table_matches_its_files_per_level() {
         })),
         dir.path(),
     );
-    assert_eq!(out.results.run.status, "ok", "{:?}", out.results.run.error);
+    assert_eq!(out.results.run.status, RunStatus::Ok, "{:?}", out.results.run.error);
     let last = step(&out, "waitforcompaction");
     let files = &last.engine.as_ref().unwrap().files_per_level;
     assert!(files.iter().sum::<u64>() > 0);
@@ -237,7 +238,7 @@ fn mariadb_s_myrocks_reports_its_status_and_gauges() {
         &config(json!({"db": format!("{db}?engine=rocksdb"), "steps": ["l.i0"], "rows_l_i0": 20_000})),
         dir.path(),
     );
-    assert_eq!(out.results.run.status, "ok", "{:?}", out.results.run.error);
+    assert_eq!(out.results.run.status, RunStatus::Ok, "{:?}", out.results.run.error);
     // The shared server may serve other tests meanwhile: at least ibench's rows.
     assert!(delta(&out, "l.i0", "global_status", "Rocksdb_rows_inserted") >= 20_000.0);
     let status = counter(&out, "l.i0", "rocksdb_status", "status");

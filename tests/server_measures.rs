@@ -7,6 +7,7 @@
 mod common;
 
 use common::{config, mysql_admin, mysql_db, postgres_db, run, step};
+use ibench::results::{RunStatus, StepStatus};
 use serde_json::json;
 
 fn pg_query_i64(db: &str, sql: &str) -> i64 {
@@ -52,14 +53,14 @@ fn postgres_range_queries_use_the_one_index_sizes_follow_the_rows_and_verify_rea
         &config(json!({"db": db, "steps": ["l.i0", "l.x"], "rows_l_i0": 20_000, "secondary_indexes": 1})),
         dir.path(),
     );
-    assert_eq!(load.results.run.status, "ok");
+    assert_eq!(load.results.run.status, RunStatus::Ok);
     let (seq0, idx0) = pg_scans(&db);
     let q = run(
         &config(json!({"db": db, "steps": ["qr100"], "query_seconds": 2.0, "secondary_indexes": 1, "verify": "off"})),
         dir.path(),
     );
     let s = step(&q, "qr100");
-    assert_eq!(s.status, "ok");
+    assert_eq!(s.status, StepStatus::Ok);
     let (seq1, idx1) = pg_scans(&db);
     assert_eq!(seq1 - seq0, 0, "a range query on a missing index scans the table");
     assert!(
@@ -127,14 +128,14 @@ fn mariadb_range_queries_use_the_one_index_and_sizes_come_from_the_files() {
         &config(json!({"db": db, "steps": ["l.i0", "l.x"], "rows_l_i0": 20_000, "secondary_indexes": 1})),
         dir.path(),
     );
-    assert_eq!(load.results.run.status, "ok");
+    assert_eq!(load.results.run.status, RunStatus::Ok);
     let scanned = my_status("Handler_read_rnd_next");
     let q = run(
         &config(json!({"db": db, "steps": ["qr100"], "query_seconds": 2.0, "secondary_indexes": 1, "verify": "off"})),
         dir.path(),
     );
     let s = step(&q, "qr100");
-    assert_eq!(s.status, "ok");
+    assert_eq!(s.status, StepStatus::Ok);
     // A range query on a missing index would read the table's 20,000 rows: none did.
     let rows_scanned = my_status("Handler_read_rnd_next") - scanned;
     assert!(

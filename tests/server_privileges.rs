@@ -5,6 +5,7 @@
 mod common;
 
 use common::{config, mysql_admin, postgres_admin, reachable, run};
+use ibench::results::{RunStatus, StepStatus};
 use serde_json::json;
 
 /// The quick sequence, small, on `db`: every step ok.
@@ -17,8 +18,8 @@ fn quick(db: &str) -> ibench::exec::RunOutcome {
         })),
         dir.path(),
     );
-    assert_eq!(out.results.run.status, "ok", "{:?}", out.results.run.error);
-    assert!(out.results.steps.iter().all(|s| s.status == "ok"));
+    assert_eq!(out.results.run.status, RunStatus::Ok, "{:?}", out.results.run.error);
+    assert!(out.results.steps.iter().all(|s| s.status == StepStatus::Ok));
     out
 }
 

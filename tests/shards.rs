@@ -5,6 +5,7 @@ mod common;
 
 use common::{config, run, step};
 use ibench::metrics::Op;
+use ibench::results::RunStatus;
 use ibench::workload::Shard;
 use serde_json::json;
 
@@ -96,7 +97,7 @@ fn two_shards_do_together_what_one_process_does() {
     };
     assert_eq!(clients(&parts[0]), [0, 1]);
     assert_eq!(clients(&parts[1]), [2, 3]);
-    assert!(parts.iter().all(|p| p.results.run.status == "ok"));
+    assert!(parts.iter().all(|p| p.results.run.status == RunStatus::Ok));
     // A shard never measures the server's processes: a worker on its host does.
     assert!(parts
         .iter()

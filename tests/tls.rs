@@ -7,6 +7,7 @@
 mod common;
 
 use common::{config, pg_hba, private_server, run};
+use ibench::results::RunStatus;
 use ibench::server::Kind;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -188,7 +189,12 @@ fn loads_and_queries(dsn: &str) {
     let config =
         config(serde_json::json!({"db": dsn, "steps": ["l.i0", "qr100"], "rows_l_i0": 1000, "query_seconds": 1}));
     let run = run(&config, out.path());
-    assert_eq!(run.results.run.status, "ok", "{dsn}: {:?}", run.results.run.error);
+    assert_eq!(
+        run.results.run.status,
+        RunStatus::Ok,
+        "{dsn}: {:?}",
+        run.results.run.error
+    );
 }
 
 /// The `tls` setting a connector records, or its error.
@@ -361,7 +367,7 @@ fn postgres_require_encrypts_and_verify_full_checks_the_name_and_the_authority()
         &ibench::Stop::new(),
     )
     .unwrap();
-    assert_eq!(out.results.run.status, "ok", "{:?}", out.results.run.error);
+    assert_eq!(out.results.run.status, RunStatus::Ok, "{:?}", out.results.run.error);
     assert!(
         out.results.run.settings.contains("TLSv1.3"),
         "{}",
@@ -569,7 +575,12 @@ fn mariadb_required_encrypts_and_verify_identity_checks_the_name() {
     };
     for mode in ["REQUIRED", "VERIFY_IDENTITY"] {
         let out = tls_only(mode).unwrap();
-        assert_eq!(out.results.run.status, "ok", "{mode}: {:?}", out.results.run.error);
+        assert_eq!(
+            out.results.run.status,
+            RunStatus::Ok,
+            "{mode}: {:?}",
+            out.results.run.error
+        );
         assert!(
             out.results.run.settings.contains("TLSv1"),
             "{}",

@@ -19,7 +19,7 @@ from ibench._native import (
 )
 from ibench.campaign import campaign
 from ibench.results import Results, load
-from ibench.run import run
+from ibench.run import parameters, run
 
 if TYPE_CHECKING:
     from ibench import plots, tables
@@ -51,6 +51,7 @@ __all__ = [
     "plots",
     "tables",
     "load",
+    "parameters",
     "run",
     "Results",
 ]

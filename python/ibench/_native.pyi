@@ -8,6 +8,7 @@ __all__ = [
     "COST_COLUMNS",
     "ConfigError",
     "LAG_STATS",
+    "PARAMETERS",
     "PERCENTILES",
     "RunHandle",
     "ServerProbe",
@@ -37,6 +38,7 @@ build_profile: Literal["debug", "release"]
 COST_COLUMNS: list[str]
 PERCENTILES: list[tuple[float, str]]
 LAG_STATS: list[tuple[float, str]]
+PARAMETERS: list[tuple[str, str]]
 KV_STEPS: list[str]
 KV_WRITE_STEPS: list[str]
 KV_READ_STEPS: list[str]

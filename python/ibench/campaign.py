@@ -16,7 +16,9 @@ from ibench import _native
 from ibench.results import Results, load
 
 
-def campaign(spec: Union[str, Path, Mapping[str, Any]], *, report: bool = True, check: bool = True) -> Results:
+def campaign(
+    spec: Union[str, Path, Mapping[str, Any]], *, report: bool = True, check: bool = True, resume: bool = False
+) -> Results:
     """Runs a campaign and returns the results of every run it finished.
 
     ``spec`` is a campaign file (TOML) or a dict with its keys: ``out``, a
@@ -27,6 +29,9 @@ def campaign(spec: Union[str, Path, Mapping[str, Any]], *, report: bool = True, 
     report is written to ``<out>/report.html``. With ``check``, a campaign
     where a run did not end ok (or a server did not start) raises
     :class:`ibench.Error` after the fact, naming ``<out>/campaign.json``.
+    With ``resume``, the campaign ``<out>/campaign.json`` records goes on:
+    its runs that ended ok are kept, the rest of the plan runs (a changed
+    run parameter raises :class:`ibench.ConfigError`, naming it).
     """
     with tempfile.TemporaryDirectory() as tmp:
         if isinstance(spec, (str, Path)):
@@ -43,6 +48,7 @@ def campaign(spec: Union[str, Path, Mapping[str, Any]], *, report: bool = True, 
             path.write_text(json.dumps(data))
             out = Path(str(data.get("out", "campaign-results")))
         argv = ["ibench", "campaign", str(path), "--quiet"] + ([] if report else ["--no-report"])
+        argv += ["--resume"] if resume else []
         # The report is drawn by `python -m ibench.report`: this interpreter,
         # whose environment has ibench and its dependencies, not the first
         # python3 on the PATH.

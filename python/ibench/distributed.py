@@ -32,7 +32,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Mapping, Optional, Sequence, TypeVar, Union
 
 from ibench import _native
 from ibench.merge import ShardInfo, merge, new_run_id
@@ -50,22 +50,31 @@ STOP_GRACE_SECONDS = 60.0
 # Worker-side state: the shards and probes this worker process holds, by key.
 _HANDLES: dict[str, Any] = {}
 _LOCK = threading.Lock()
+_Held = TypeVar("_Held")
 
 
 # -- what runs on the workers ------------------------------------------------
 
 
-def _open_shard(key: str, layers: str, config_file: Optional[str]) -> dict[str, Any]:
-    import socket
-
-    out = tempfile.mkdtemp(prefix="ibench-shard-")
+def _hold(key: str, prefix: str, make: Callable[[str], _Held]) -> _Held:
+    """``make(out)`` (a shard or a probe) over a new temporary directory
+    ``out``, held under ``key`` until :func:`_close` removes the directory;
+    removed at once when ``make`` fails."""
+    out = tempfile.mkdtemp(prefix=prefix)
     try:
-        handle = _native.RunHandle(layers, out, config_file)
+        handle = make(out)
     except BaseException:
         shutil.rmtree(out, ignore_errors=True)
         raise
     with _LOCK:
         _HANDLES[key] = (handle, out)
+    return handle
+
+
+def _open_shard(key: str, layers: str, config_file: Optional[str]) -> dict[str, Any]:
+    import socket
+
+    handle = _hold(key, "ibench-shard-", lambda out: _native.RunHandle(layers, out, config_file))
     return {"dir": handle.dir, "steps": handle.steps, "host": socket.gethostname(), "pid": os.getpid()}
 
 
@@ -110,14 +119,7 @@ def _clock() -> float:
 def _open_probe(key: str, dsn: str, interval_seconds: float, password_file: Optional[str]) -> dict[str, Any]:
     import socket
 
-    out = tempfile.mkdtemp(prefix="ibench-server-")
-    try:
-        probe = _native.ServerProbe(dsn, out, interval_seconds, password_file)
-    except BaseException:
-        shutil.rmtree(out, ignore_errors=True)
-        raise
-    with _LOCK:
-        _HANDLES[key] = (probe, out)
+    probe = _hold(key, "ibench-server-", lambda out: _native.ServerProbe(dsn, out, interval_seconds, password_file))
     return {"dir": probe.dir, "host": socket.gethostname()}
 
 

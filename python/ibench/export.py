@@ -77,6 +77,7 @@ from typing import Any, Callable, Optional, Sequence, Union
 import pyarrow.parquet as pq
 
 from ibench import _native, stats
+from ibench._cli import exit_code
 
 FORMATS = ("bencher", "otava", "github-action-benchmark")
 MEASURES = ("throughput", "latency")
@@ -408,20 +409,19 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             "--format github-action-benchmark needs --measure throughput (tool: customBiggerIsBetter) "
             "or --measure latency (tool: customSmallerIsBetter)"
         )
-    try:
+
+    def export() -> Optional[str]:
         text = render(load_runs(args.runs), args.format, args.measure)
         if args.output is None:
             sys.stdout.write(text)
-            return 0
+            return None
         try:
             Path(args.output).write_text(text)
         except OSError as e:
             raise ExportError(f"{args.output}: cannot write: {e.strerror or e}")
-    except ExportError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    print(f"wrote {args.output}")
-    return 0
+        return f"wrote {args.output}"
+
+    return exit_code(export, ExportError)
 
 
 if __name__ == "__main__":

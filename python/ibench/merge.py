@@ -39,6 +39,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ibench import _native
+from ibench._cli import exit_code
 
 TABLES = ("runs", "steps", "intervals", "histograms", "config", "counters", "gauges", "disks")
 """The tables of a run directory, each one Parquet file."""
@@ -501,13 +502,12 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("-o", "--output", required=True, help="the merged run directory to create")
     parser.add_argument("--server", help="the server host probe's run directory (server-…), for the server's costs")
     args = parser.parse_args(argv)
-    try:
+
+    def merged() -> str:
         out = merge(args.runs, args.output, server=args.server)
-    except _native.Error as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    print(f"merged {len(args.runs)} shards into {out}")
-    return 0
+        return f"merged {len(args.runs)} shards into {out}"
+
+    return exit_code(merged, _native.Error)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ import argparse
 import base64
 import html
 import io
+import json
 import multiprocessing as mp
 import os
 import sys
@@ -30,7 +31,8 @@ from typing import Callable, Optional, Sequence
 
 from matplotlib.figure import Figure
 
-from ibench import plots, tables
+from ibench import _native, plots, tables
+from ibench._cli import exit_code
 from ibench.results import Results, _run_dirs, load
 
 DPI = 72
@@ -130,6 +132,35 @@ def _start_sections(
     return wait
 
 
+WORKLOADS = {
+    "iibench": "compat = iibench: the reference client's statements and data",
+    "ibench": "compat = ibench: ibench's own statements and data",
+}
+"""How the report names each workload (docs/compat.md)."""
+
+
+def _workload(config: str) -> str:
+    """The workload a run's recorded configuration (JSON) runs."""
+    c = json.loads(config)
+    if all(step in _native.KV_STEPS for step in c.get("steps", [])):
+        return "db_bench's key/value steps"
+    return WORKLOADS.get(str(c.get("compat", "ibench")), f"compat = {c.get('compat')}")
+
+
+def _workloads(runs: Sequence[Results]) -> str:
+    """A line saying which workload the runs run, per label when they differ."""
+    labels = tables.labels(list(runs))
+    by_label: dict[str, set[str]] = {}
+    for r in runs:
+        for row in r.runs.itertuples():
+            by_label.setdefault(labels[str(row.run_id)], set()).add(_workload(str(row.config)))
+    kinds = {w for ws in by_label.values() for w in ws}
+    if len(kinds) == 1:
+        return f"<p>Workload: {html.escape(kinds.pop())}.</p>"
+    items = "".join(f"<li>{html.escape(label)}: {html.escape(', '.join(sorted(ws)))}</li>" for label, ws in by_label.items())
+    return f"<p>Workloads (they differ between the runs):</p><ul>{items}</ul>"
+
+
 def render(
     runs: Sequence[Results], base: Optional[str] = None, title: str = "ibench report", jobs: int = 1
 ) -> str:
@@ -137,7 +168,7 @@ def render(
     that many forked processes (``ibench report`` uses one per CPU)."""
     runs = list(runs)
     sections = _start_sections(runs, tables._run_order(tables._steps(runs)), jobs)
-    parts = [f"<h1>{html.escape(title)}</h1>"]
+    parts = [f"<h1>{html.escape(title)}</h1>", _workloads(runs)]
     # all_tables ends with what_differs: the page shows its readable form last.
     for t in tables.all_tables(runs, base)[:-1]:
         parts.append(f"<section>{t.to_html()}</section>")
@@ -173,13 +204,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--base", help="label of the run others are compared with (default: the first)")
     parser.add_argument("-o", "--output", default="report.html", help="the HTML file to write")
     args = parser.parse_args(argv)
-    try:
-        path = write(args.runs, args.output, args.base, jobs=os.cpu_count() or 1)
-    except Exception as e:  # noqa: BLE001 - one clear line for the command line
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    print(f"wrote {path}")
-    return 0
+
+    def written() -> str:
+        return f"wrote {write(args.runs, args.output, args.base, jobs=os.cpu_count() or 1)}"
+
+    # Any exception: one clear line for the command line.
+    return exit_code(written, Exception)
 
 
 if __name__ == "__main__":

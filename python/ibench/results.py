@@ -5,7 +5,9 @@ The files are the interface (docs/results.md): polars and duckdb read them too.
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 from pathlib import Path
 from typing import Iterable, Optional, Union
 
@@ -17,6 +19,58 @@ from ibench import _native
 
 TABLES = ("runs", "steps", "intervals", "histograms")
 """The tables of a run, one Parquet file each."""
+
+LOCK = ".lock"
+"""The file a live run holds locked (flock) while it runs."""
+
+PARTIAL = ".partial"
+"""The folder of a running step's results, written as it goes (a folder per step)."""
+
+
+def is_live(run_dir: PathLike) -> bool:
+    """True while a live process holds the run's lock: a run that says
+    ``running`` and is not live was killed (SIGKILL, an OOM kill, a power loss)."""
+    try:
+        fd = os.open(Path(run_dir) / LOCK, os.O_RDONLY)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
+
+
+def _read_run(d: Path, name: str) -> pa.Table:
+    """Table ``name`` of run directory ``d``, with what a step that did not
+    end wrote while it ran (docs/results.md): its intervals and histograms so
+    far, and its provisional row; a run or step that says ``running`` and
+    that no live process holds says ``killed``."""
+    table = pq.read_table(d / f"{name}.parquet")
+    partial = d / PARTIAL
+    live = is_live(d)
+    if name == "runs":
+        return table if live else _killed(table)
+    if not partial.is_dir():
+        return table
+    finished = set(pq.read_table(d / "steps.parquet", columns=["step"]).column("step").to_pylist())
+    parts = [table]
+    for step_dir in sorted(p for p in partial.iterdir() if p.is_dir() and p.name not in finished):
+        files = [step_dir / "steps.parquet"] if name == "steps" else sorted(step_dir.glob(f"{name}-*.parquet"))
+        found = [pq.read_table(f) for f in files if f.is_file()]
+        parts.extend(found if live or name != "steps" else [_killed(t) for t in found])
+    return pa.concat_tables(parts, promote_options="default")
+
+
+def _killed(table: pa.Table) -> pa.Table:
+    """``table`` with each ``running`` status as ``killed``."""
+    i = table.schema.get_field_index("status")
+    statuses = ["killed" if s == "running" else s for s in table.column(i).to_pylist()]
+    return table.set_column(i, table.schema.field(i), pa.array(statuses, pa.string()))
 
 def _schema(keys: Iterable[tuple[str, pa.DataType]], values: Iterable[tuple[str, pa.DataType]]) -> pa.Schema:
     """Non-null ``keys`` then nullable ``values``, as the Rust side writes them."""
@@ -109,8 +163,7 @@ class Results:
         self.path = dirs[0]
         self._frames: dict[str, pd.DataFrame] = {}
         self._arrow = {
-            name: pa.concat_tables([pq.read_table(d / f"{name}.parquet") for d in dirs], promote_options="default")
-            for name in TABLES
+            name: pa.concat_tables([_read_run(d, name) for d in dirs], promote_options="default") for name in TABLES
         }
         self.runs: pd.DataFrame = self._arrow["runs"].to_pandas()
         self.steps: pd.DataFrame = self._arrow["steps"].to_pandas()
@@ -201,7 +254,8 @@ class Results:
 
     @property
     def status(self) -> str:
-        """The status of the (first) run: ok, error, interrupted or running."""
+        """The status of the (first) run: ok, error, interrupted, running, or
+        killed (it says running, but no live process holds it)."""
         return str(self.runs["status"].iloc[0])
 
     def run_ids(self, run: Optional[str] = None) -> list[str]:

@@ -10,6 +10,14 @@ from ibench import _native
 from ibench.results import Results, load
 
 
+def parameters() -> dict[str, str]:
+    """Every run parameter, by name, with its documentation: the keywords
+    :func:`run` takes, the keys of a TOML file or a campaign's ``[run]``,
+    and, with ``-`` for ``_``, ``ibench run``'s flags (all declared once, in
+    Rust). The resolved configuration a run records holds each of them."""
+    return dict(_native.PARAMETERS)
+
+
 def run(
     db: Optional[str] = None,
     preset: Optional[str] = None,
@@ -39,9 +47,9 @@ def run(
     ``out`` the directory under which the run directory is created (default
     ``ibench-results``); ``seed`` the seed (default 0); ``config`` a TOML file
     of parameters, which the arguments given here override (arguments left
-    out keep the file's values); ``params`` any other parameter
+    out keep the file's values); ``params`` any other run parameter
     (``clients=4``, ``rows_l_i0=10**6``, ``num=10**6``, ``value_size=400``,
-    ``threads=2``, ``delete_per_insert=False``, ``verify="full"``, ...).
+    ...: :func:`ibench.parameters` lists them all with their documentation).
     ``compat="iibench"`` runs the reference client's workload (server keys,
     literal statements, its data, l.x's 100 rows, its wait step); each
     choice is a parameter of its own too (``server_keys``, ``statements``,
@@ -71,10 +79,11 @@ def run(
     if label is not None:
         layer["label"] = label
     out_dir = Path(out) if out is not None else Path("ibench-results")
+    path: Union[str, Path]
     if cluster is not None:
         from ibench import distributed
 
-        merged, status, error = distributed.run(
+        path, status, error = distributed.run(
             [layer],
             out_dir,
             cluster,
@@ -84,14 +93,12 @@ def run(
             config=config,
             progress=progress,
         )
-        if status != "ok":
-            raise _native.Error(f"run ended with status {status}: {error}; results in {merged}")
-        return load(merged)
-    if shards is not None or server_worker is not None:
+    elif shards is not None or server_worker is not None:
         raise _native.ConfigError("invalid shards: shards and server_worker need a cluster (cluster=...)")
-    path, status, error = _native.run(
-        json.dumps([layer]), str(out_dir), None if config is None else str(config), progress
-    )
+    else:
+        path, status, error = _native.run(
+            json.dumps([layer]), str(out_dir), None if config is None else str(config), progress
+        )
     if status != "ok":
         raise _native.Error(f"run ended with status {status}: {error}; results in {path}")
     return load(path)

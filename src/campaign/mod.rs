@@ -7,11 +7,12 @@
 
 mod runner;
 
-pub use runner::{run, CampaignOutcome, RunRecord};
+pub use runner::{run, CampaignObserver, CampaignOutcome, CampaignProgress, RunRecord};
 
 use crate::error::{Error, Result};
 use crate::server::{Kind, ServerSpec};
-use crate::workload::Config;
+use crate::workload::{Config, Overrides};
+use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -22,7 +23,7 @@ pub struct Campaign {
     /// Where every run directory, the campaign's record and the report go.
     pub out: PathBuf,
     /// The run parameters, as a `--config` file takes them (no `db`, no `label`).
-    pub run: Map<String, Value>,
+    pub run: Overrides,
     /// Runs per server, interleaved.
     pub repeats: u32,
     /// The label of the relative tables' base (default: the first server).
@@ -45,26 +46,88 @@ pub struct CampaignServer {
 /// A server ibench starts for each run, or one it uses as it is.
 #[derive(Clone, Debug)]
 pub enum Target {
-    /// A fresh server per run.
-    Managed(ServerSpec),
+    /// A fresh server per run, and how the runs log in to it.
+    Managed(ServerSpec, Login),
     /// A server ibench does not manage: its DSN.
     Db(String),
 }
 
-/// The keys of `[run]` that belong to the campaign, not to each run.
-const CAMPAIGN_KEYS: [&str; 3] = ["repeats", "base", "cooldown_seconds"];
+/// How a campaign's runs log in to the fresh servers ibench starts:
+/// as root without a password (the default), or as an account made on
+/// each fresh server with the password in a file; and with DSN options
+/// (`ssl-mode=REQUIRED`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Login {
+    /// The account made on each fresh server (MariaDB and MySQL).
+    pub user: Option<String>,
+    /// The file whose first line is its password: given to the runs as
+    /// their `password_file`, never recorded.
+    pub password_file: Option<PathBuf>,
+    /// Appended to the server's DSN (`ssl-mode=REQUIRED`).
+    pub dsn_options: Option<String>,
+}
+
+/// The campaign file's top level.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    #[serde(default = "default_out")]
+    out: PathBuf,
+    #[serde(default)]
+    run: RunTable,
+    #[serde(default)]
+    server: Vec<ServerTable>,
+}
+
+fn default_out() -> PathBuf {
+    "campaign-results".into()
+}
+
+/// `[run]`: the campaign's own keys; the rest are run parameters.
+#[derive(Deserialize)]
+struct RunTable {
+    #[serde(default = "one")]
+    repeats: u32,
+    base: Option<String>,
+    #[serde(default)]
+    cooldown_seconds: f64,
+    #[serde(flatten)]
+    params: Map<String, Value>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+impl Default for RunTable {
+    fn default() -> Self {
+        RunTable {
+            repeats: one(),
+            base: None,
+            cooldown_seconds: 0.0,
+            params: Map::new(),
+        }
+    }
+}
+
+/// One `[[server]]`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ServerTable {
+    label: Option<String>,
+    kind: Option<String>,
+    bin: Option<PathBuf>,
+    config: Option<PathBuf>,
+    db: Option<String>,
+    #[serde(default)]
+    keep_data: bool,
+    user: Option<String>,
+    password_file: Option<PathBuf>,
+    dsn_options: Option<String>,
+}
 
 fn bad(file: &Path, what: impl std::fmt::Display) -> Error {
     Error::config("campaign", format!("{}: {what}", file.display()))
-}
-
-/// A string value of `table[key]`.
-fn text(table: &Map<String, Value>, key: &str, file: &Path, at: &str) -> Result<Option<String>> {
-    match table.get(key) {
-        None => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(other) => Err(bad(file, format!("{at}{key} must be a string, not {other}"))),
-    }
 }
 
 impl Campaign {
@@ -72,154 +135,117 @@ impl Campaign {
     /// `ibench.campaign(dict)` writes). Paths in it (a server's `bin` and
     /// `config`) are relative to the file's directory; `out` to the current one.
     pub fn load(file: &Path) -> Result<Campaign> {
-        let text_of = std::fs::read_to_string(file).map_err(|source| Error::Io {
+        let text = std::fs::read_to_string(file).map_err(|source| Error::Io {
             action: "cannot read the campaign file",
             path: file.to_path_buf(),
             source,
         })?;
-        let value: Value = if file.extension().is_some_and(|e| e == "json") {
-            serde_json::from_str(&text_of).map_err(|e| bad(file, e))?
+        let parsed: File = if file.extension().is_some_and(|e| e == "json") {
+            serde_json::from_str(&text).map_err(|e| bad(file, e))?
         } else {
-            let table: toml::Table = toml::from_str(&text_of).map_err(|e| bad(file, e))?;
-            serde_json::to_value(table).map_err(|e| bad(file, e))?
-        };
-        let Value::Object(top) = value else {
-            return Err(bad(file, "expected a table"));
+            toml::from_str(&text).map_err(|e| bad(file, e))?
         };
         let here = file.parent().map(Path::to_path_buf).unwrap_or_default();
-        Campaign::from_map(&top, &here, file)
+        Campaign::from_file(parsed, &here).map_err(|what| bad(file, what))
     }
 
-    fn from_map(top: &Map<String, Value>, here: &Path, file: &Path) -> Result<Campaign> {
-        for key in top.keys() {
-            if !["out", "run", "server"].contains(&key.as_str()) {
-                return Err(bad(
-                    file,
-                    format!("unknown key {key:?}; expected out, [run] and [[server]]"),
-                ));
-            }
+    /// The campaign of a parsed file whose relative paths start at `here`;
+    /// the error says what is wrong.
+    fn from_file(f: File, here: &Path) -> std::result::Result<Campaign, String> {
+        let run = run_parameters(&f.run)?;
+        if f.server.is_empty() {
+            return Err("no [[server]]: a campaign needs at least one".into());
         }
-        let out = PathBuf::from(text(top, "out", file, "")?.unwrap_or_else(|| "campaign-results".into()));
-        let mut run = match top.get("run") {
-            None => Map::new(),
-            Some(Value::Object(m)) => m.clone(),
-            Some(_) => return Err(bad(file, "[run] must be a table")),
-        };
-        let repeats = match run.get("repeats") {
-            None => 1,
-            Some(v) => match v.as_u64() {
-                Some(n) if (1..=1000).contains(&n) => n as u32,
-                _ => {
-                    return Err(bad(
-                        file,
-                        format!("run.repeats must be a whole number from 1 to 1000, not {v}"),
-                    ))
-                }
-            },
-        };
-        let base = text(&run, "base", file, "run.")?;
-        let cooldown = match run.get("cooldown_seconds") {
-            None => Duration::ZERO,
-            Some(v) => match v.as_f64() {
-                Some(s) if s >= 0.0 && s.is_finite() => Duration::from_secs_f64(s),
-                _ => return Err(bad(file, format!("run.cooldown_seconds must be a number ≥ 0, not {v}"))),
-            },
-        };
-        for key in CAMPAIGN_KEYS {
-            run.remove(key);
-        }
-        for key in ["db", "label"] {
-            if run.contains_key(key) {
-                return Err(bad(
-                    file,
-                    format!("run.{key} is set per server ([[server]] label, db or kind)"),
-                ));
-            }
-        }
-        // The run parameters must make a valid run before any server starts.
-        Config::resolve(std::slice::from_ref(&run))
-            .and_then(|c| c.check())
-            .map_err(|e| bad(file, format!("[run]: {e}")))?;
-        let servers = match top.get("server") {
-            Some(Value::Array(list)) if !list.is_empty() => list,
-            _ => return Err(bad(file, "no [[server]]: a campaign needs at least one")),
-        };
-        let mut parsed: Vec<CampaignServer> = Vec::new();
-        for (i, s) in servers.iter().enumerate() {
-            let Value::Object(s) = s else {
-                return Err(bad(file, format!("server {} must be a table", i + 1)));
-            };
-            let at = format!("server {} ", i + 1);
-            let label = text(s, "label", file, &at)?.ok_or_else(|| bad(file, format!("{at}needs a label")))?;
+        let mut servers: Vec<CampaignServer> = Vec::new();
+        for (i, s) in f.server.into_iter().enumerate() {
+            let label = s
+                .label
+                .clone()
+                .ok_or_else(|| format!("server {} needs a label", i + 1))?;
             let at = format!("server {} ({label}): ", i + 1);
-            if parsed.iter().any(|p| p.label == label) {
-                return Err(bad(file, format!("{at}the label is used twice")));
+            if servers.iter().any(|p| p.label == label) {
+                return Err(format!("{at}the label is used twice"));
             }
-            for key in s.keys() {
-                if !["label", "kind", "bin", "config", "db", "keep_data"].contains(&key.as_str()) {
-                    return Err(bad(file, format!("{at}unknown key {key:?}")));
-                }
-            }
-            let target = match (text(s, "db", file, &at)?, text(s, "kind", file, &at)?) {
-                (Some(_), Some(_)) => {
-                    return Err(bad(
-                        file,
-                        format!("{at}db and kind: a server is managed (kind) or given (db), not both"),
-                    ))
-                }
-                (Some(db), None) => Target::Db(db),
-                (None, Some(kind)) => {
-                    let kind = Kind::parse(&kind).map_err(|e| bad(file, format!("{at}{e}")))?;
-                    let path = |p: String| {
-                        if Path::new(&p).is_absolute() {
-                            PathBuf::from(p)
-                        } else {
-                            here.join(p)
-                        }
-                    };
-                    let config = match text(s, "config", file, &at)? {
-                        Some(p) => {
-                            let p = path(p);
-                            std::fs::read_to_string(&p)
-                                .map_err(|e| bad(file, format!("{at}config {}: {e}", p.display())))?
-                        }
-                        None => String::new(),
-                    };
-                    let keep_data = match s.get("keep_data") {
-                        None => false,
-                        Some(Value::Bool(b)) => *b,
-                        Some(v) => return Err(bad(file, format!("{at}keep_data must be true or false, not {v}"))),
-                    };
-                    Target::Managed(ServerSpec {
-                        kind,
-                        bin: text(s, "bin", file, &at)?.map(path),
-                        config,
-                        work_dir: std::env::temp_dir(),
-                        keep_data,
-                    })
-                }
-                (None, None) => {
-                    return Err(bad(
-                        file,
-                        format!("{at}needs kind (a server ibench starts) or db (one it uses)"),
-                    ))
-                }
-            };
-            parsed.push(CampaignServer { label, target });
+            let target = s.target(here).map_err(|e| format!("{at}{e}"))?;
+            servers.push(CampaignServer { label, target });
         }
-        if let Some(b) = &base {
-            if !parsed.iter().any(|s| &s.label == b) {
-                return Err(bad(file, format!("run.base {b:?} is no server's label")));
+        if let Some(b) = &f.run.base {
+            if !servers.iter().any(|s| &s.label == b) {
+                return Err(format!("run.base {b:?} is no server's label"));
             }
         }
         Ok(Campaign {
-            out,
+            out: f.out,
             run,
-            repeats,
-            base,
-            cooldown,
-            servers: parsed,
+            repeats: f.run.repeats,
+            base: f.run.base,
+            cooldown: Duration::from_secs_f64(f.run.cooldown_seconds),
+            servers,
         })
+    }
+}
+
+/// `[run]`'s run parameters, which must make a valid run before any server starts.
+fn run_parameters(t: &RunTable) -> std::result::Result<Overrides, String> {
+    if !(1..=1000).contains(&t.repeats) {
+        return Err(format!(
+            "run.repeats must be a whole number from 1 to 1000, not {}",
+            t.repeats
+        ));
+    }
+    if !(t.cooldown_seconds >= 0.0 && t.cooldown_seconds.is_finite()) {
+        return Err(format!(
+            "run.cooldown_seconds must be a number ≥ 0, not {}",
+            t.cooldown_seconds
+        ));
+    }
+    let run = Overrides::from_map(&t.params).map_err(|e| format!("[run]: {e}"))?;
+    if run.db.is_some() || run.label.is_some() {
+        let key = if run.db.is_some() { "db" } else { "label" };
+        return Err(format!("run.{key} is set per server ([[server]] label, db or kind)"));
+    }
+    Config::resolve_layers([run.clone()]).map_err(|e| format!("[run]: {e}"))?;
+    Ok(run)
+}
+
+impl ServerTable {
+    /// A managed server (`kind`) or a given one (`db`); relative paths from `here`.
+    fn target(self, here: &Path) -> std::result::Result<Target, String> {
+        let managed_only = self.user.is_some() || self.password_file.is_some() || self.dsn_options.is_some();
+        let kind = match (self.db, self.kind) {
+            (Some(_), Some(_)) => return Err("db and kind: a server is managed (kind) or given (db), not both".into()),
+            (Some(_), None) if managed_only => {
+                return Err("user, password_file and dsn_options are for servers ibench starts (kind): a given server's db says them".into())
+            }
+            (Some(db), None) => return Ok(Target::Db(db)),
+            (None, Some(kind)) => Kind::parse(&kind).map_err(|e| e.to_string())?,
+            (None, None) => return Err("needs kind (a server ibench starts) or db (one it uses)".into()),
+        };
+        let path = |p: PathBuf| if p.is_absolute() { p } else { here.join(p) };
+        let config = match self.config.map(path) {
+            Some(p) => std::fs::read_to_string(&p).map_err(|e| format!("config {}: {e}", p.display()))?,
+            None => String::new(),
+        };
+        let login = Login {
+            password_file: self.password_file.map(path),
+            user: self.user,
+            dsn_options: self.dsn_options,
+        };
+        match (&login.user, &login.password_file) {
+            (Some(_), None) | (None, Some(_)) => return Err("user and password_file go together".into()),
+            (Some(_), Some(p)) => {
+                crate::connect::read_password_file(p).map_err(|e| e.to_string())?;
+            }
+            (None, None) => {}
+        }
+        let spec = ServerSpec {
+            kind,
+            bin: self.bin.map(path),
+            config,
+            work_dir: std::env::temp_dir(),
+            keep_data: self.keep_data,
+        };
+        Ok(Target::Managed(spec, login))
     }
 }
 
@@ -247,9 +273,8 @@ mod tests {
             (c.repeats, c.base.as_deref(), c.cooldown),
             (3, Some("b"), Duration::from_millis(1500))
         );
-        assert_eq!(c.run.get("rows_l_i0"), Some(&Value::from(10)));
-        assert!(!c.run.contains_key("repeats"));
-        let Target::Managed(spec) = &c.servers[0].target else {
+        assert_eq!(c.run.rows_l_i0, Some(10));
+        let Target::Managed(spec, _) = &c.servers[0].target else {
             panic!()
         };
         assert_eq!(spec.config, "synchronous_commit = off\n");
@@ -285,7 +310,7 @@ mod tests {
             ),
             (
                 "surprise = 1\n[[server]]\nlabel = \"a\"\nkind = \"postgres\"\n",
-                "unknown key",
+                "unknown field `surprise`",
             ),
         ] {
             let e = load(text).unwrap_err().to_string();

@@ -1,6 +1,7 @@
 //! `ibench campaign FILE`: the campaign's runs, a line per run, then its report.
 
-use super::run::{stop_on_signals, Progress};
+use super::progress::Progress;
+use super::run::{seconds, stop_on_signals};
 use crate::campaign::{self, Campaign};
 use crate::error::Result;
 use crate::stop::Stop;
@@ -19,12 +20,20 @@ pub(super) struct CampaignArgs {
     /// Skip the HTML report (written to OUT/report.html otherwise).
     #[arg(long)]
     no_report: bool,
+    /// Resume the campaign its OUT/campaign.json records: keep the runs that
+    /// ended ok, run the rest of the file's plan (refused when a run
+    /// parameter or a kept server changed).
+    #[arg(long)]
+    resume: bool,
+    /// When standard error is not a terminal: a progress line this often (seconds).
+    #[arg(long, default_value_t = 30.0, value_name = "SECONDS")]
+    progress_seconds: f64,
 }
 
 /// Runs the campaign; returns the exit code: 0 when every run ended ok, 1
 /// when one did not (or a server refused to start, or the report failed),
-/// 2 when the campaign file is invalid (nothing ran), 128 + N when signal N
-/// stopped it.
+/// 2 when the campaign file is invalid or a resume is refused (nothing
+/// ran), 128 + N when signal N stopped it.
 pub(super) fn run(args: CampaignArgs) -> Result<i32> {
     let c = match Campaign::load(&args.file) {
         Ok(c) => c,
@@ -35,9 +44,17 @@ pub(super) fn run(args: CampaignArgs) -> Result<i32> {
     };
     let stop = Arc::new(Stop::new());
     let (signals, signal) = stop_on_signals(stop.clone())?;
-    let outcome = campaign::run(&c, &Progress::new(args.quiet), &stop);
+    let progress = Progress::new(args.quiet, seconds(args.progress_seconds)?);
+    let outcome = campaign::run(&c, args.resume, &progress, &stop);
     signals.close();
-    let outcome = outcome?;
+    let outcome = match outcome {
+        Err(e @ crate::Error::Config { .. }) => {
+            // A resume refused: nothing ran.
+            eprintln!("error: {e}");
+            return Ok(2);
+        }
+        other => other?,
+    };
     for r in &outcome.runs {
         let id = r.run_id.as_deref().unwrap_or("-");
         let error = r.error.as_deref().map(|e| format!(": {e}")).unwrap_or_default();

@@ -105,20 +105,7 @@ fn parse_kind(s: &str) -> Result<KeyKind, String> {
 
 /// Parses `N` or `MIN..MAX`.
 pub(crate) fn parse_length(s: &str) -> Result<Length, String> {
-    let num = |t: &str| {
-        t.trim()
-            .parse::<u32>()
-            .map_err(|_| format!("{t:?} is not a length (expected N or MIN..MAX)"))
-    };
-    let length = match s.split_once("..") {
-        Some((min, max)) => Length::Uniform {
-            min: num(min)?,
-            max: num(max.trim_start_matches('='))?,
-        },
-        None => Length::Fixed(num(s)?),
-    };
-    length.check("length").map_err(|e| e.to_string())?;
-    Ok(length)
+    s.parse()
 }
 
 pub(super) fn run(cmd: GenCommand) -> Result<()> {

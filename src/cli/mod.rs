@@ -3,6 +3,7 @@
 
 mod campaign;
 mod gen;
+mod progress;
 mod run;
 pub mod summary;
 
@@ -58,8 +59,8 @@ where
         Command::Run(args) => run::run(*args),
         Command::Report(args) => report(args).map(|()| 0),
         Command::Campaign(args) => campaign::run(args),
-        Command::Export(args) => python_module("ibench.export", &args.args, &[]),
-        Command::Merge(args) => python_module("ibench.merge", &args.args, &[]),
+        Command::Export(args) => python_command("ibench.export", &args.args),
+        Command::Merge(args) => python_command("ibench.merge", &args.args),
     };
     match outcome {
         Ok(code) => code,
@@ -102,79 +103,95 @@ fn python() -> String {
     std::env::var("IBENCH_PYTHON").unwrap_or_else(|_| "python3".into())
 }
 
-/// Runs `python -m module args` with `env` added; returns its exit code.
-fn python_module(module: &str, args: &[String], env: &[(&str, String)]) -> crate::Result<i32> {
-    let python = python();
-    let status = std::process::Command::new(&python)
-        .args(["-m", module])
-        .args(args)
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .status()
-        .map_err(|source| crate::Error::Io {
-            action: "cannot run the Python package with",
-            path: python.clone().into(),
-            source,
-        })?;
-    Ok(status.code().unwrap_or(1))
+/// How the child of [`python_module`] gets the signals this process gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Signals {
+    /// As any child: in our process group, so a terminal's Ctrl-C reaches it directly.
+    Shared,
+    /// Every SIGINT, SIGTERM and SIGHUP this process gets, once: the child is
+    /// in a process group of its own, so a terminal's Ctrl-C reaches it only
+    /// through here, and it can stop its work cleanly.
+    Forwarded,
 }
 
-/// Runs `python -m module args` with `env` added, as a child that gets
-/// every SIGINT, SIGTERM and SIGHUP this process gets (once: the child is
-/// in a process group of its own, so a terminal's Ctrl-C reaches it only
-/// through here), so it can stop its work cleanly; returns its exit code.
-fn python_module_stoppable(module: &str, args: &[String], env: &[(&str, String)]) -> crate::Result<i32> {
+/// Runs `python -m module args` with `env` added, its signals as `signals`
+/// says; returns how it ended.
+fn python_module<S: AsRef<std::ffi::OsStr>>(
+    module: &str,
+    args: &[S],
+    env: &[(&str, String)],
+    signals: Signals,
+) -> crate::Result<std::process::ExitStatus> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    use std::os::unix::process::{CommandExt, ExitStatusExt};
+    use std::os::unix::process::CommandExt;
     let python = python();
     let io_error = |source| crate::Error::Io {
         action: "cannot run the Python package with",
         path: python.clone().into(),
         source,
     };
-    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]).map_err(io_error)?;
-    let mut child = std::process::Command::new(&python)
-        .args(["-m", module])
+    let mut cmd = std::process::Command::new(&python);
+    cmd.args(["-m", module])
         .args(args)
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .process_group(0)
-        .spawn()
-        .map_err(io_error)?;
-    let pid = child.id() as libc::pid_t;
-    let handle = signals.handle();
-    let forward = std::thread::spawn(move || {
-        for signal in signals.forever() {
-            // SAFETY: kill(2) on the child's pid; at worst the child is gone (ESRCH).
-            unsafe {
-                libc::kill(pid, signal);
-            }
+        .envs(env.iter().map(|(k, v)| (k, v)));
+    // Registered before the child starts, so no signal in between is lost.
+    let forwarded = match signals {
+        Signals::Shared => None,
+        Signals::Forwarded => {
+            cmd.process_group(0);
+            Some(signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]).map_err(io_error)?)
         }
+    };
+    let mut child = cmd.spawn().map_err(io_error)?;
+    let forwarder = forwarded.map(|mut forwarded| {
+        let pid = child.id() as libc::pid_t;
+        let handle = forwarded.handle();
+        let thread = std::thread::spawn(move || {
+            for signal in forwarded.forever() {
+                // SAFETY: kill(2) on the child's pid; at worst the child is gone (ESRCH).
+                unsafe {
+                    libc::kill(pid, signal);
+                }
+            }
+        });
+        (handle, thread)
     });
     let status = child.wait().map_err(io_error);
-    handle.close();
-    let _ = forward.join();
-    let status = status?;
-    Ok(status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0)))
+    if let Some((handle, thread)) = forwarder {
+        handle.close();
+        let _ = thread.join();
+    }
+    status
+}
+
+/// Runs the command `ibench module` as `python -m ibench.module args`;
+/// returns its exit code (1 when a signal ended it).
+fn python_command(module: &str, args: &[String]) -> crate::Result<i32> {
+    Ok(python_module(module, args, &[], Signals::Shared)?.code().unwrap_or(1))
+}
+
+/// The exit code of a command that ran a Python module with its signals
+/// forwarded: the module's own, or 128 + N when signal N stopped it.
+fn stopped_exit_code(status: std::process::ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0))
 }
 
 /// Draws the HTML report of `runs` into `output` with the Python package.
 fn draw_report(runs: &[std::path::PathBuf], base: Option<&str>, output: &std::path::Path) -> crate::Result<()> {
-    let python = python();
-    let mut cmd = std::process::Command::new(&python);
-    cmd.args(["-m", "ibench.report"]).args(runs).arg("--output").arg(output);
+    use std::ffi::OsStr;
+    let mut args: Vec<&OsStr> = runs.iter().map(|r| r.as_os_str()).collect();
+    args.extend([OsStr::new("--output"), output.as_os_str()]);
     if let Some(base) = base {
-        cmd.args(["--base", base]);
+        args.extend([OsStr::new("--base"), OsStr::new(base)]);
     }
-    let status = cmd.status().map_err(|source| crate::Error::Io {
-        action: "cannot run the Python package with",
-        path: python.clone().into(),
-        source,
-    })?;
+    let status = python_module("ibench.report", &args, &[], Signals::Shared)?;
     if status.success() {
         Ok(())
     } else {
         Err(crate::Error::format(
             "ibench report",
-            format!("{python} -m ibench.report failed ({status})"),
+            format!("{} -m ibench.report failed ({status})", python()),
         ))
     }
 }

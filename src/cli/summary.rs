@@ -5,15 +5,35 @@
 use crate::metrics::Op;
 use crate::results::{RunRow, StepRow};
 
-/// The line announcing a run in progress output.
+/// The line announcing a run in progress output: where it runs, and which
+/// workload (compat) its Insert Benchmark steps run.
 pub fn start_line(run: &RunRow, dir: &std::path::Path) -> String {
     format!(
-        "run {} on {} {} -> {}",
+        "run {} on {} {} -> {} ({})",
         run.run_id,
         run.dbms,
         run.dbms_version,
-        dir.display()
+        dir.display(),
+        workload(&run.config)
     )
+}
+
+/// Which workload a recorded configuration (JSON) runs.
+fn workload(config: &str) -> &'static str {
+    let c: serde_json::Value = serde_json::from_str(config).unwrap_or_default();
+    if c["steps"].as_array().is_some_and(|s| {
+        s.iter().all(|s| {
+            s.as_str()
+                .and_then(|s| s.parse::<crate::workload::Step>().ok())
+                .is_some_and(|s| s.kv().is_some())
+        })
+    }) {
+        return "workload: db_bench's key/value steps";
+    }
+    match c["compat"].as_str() {
+        Some("iibench") => "workload: compat = iibench, the reference client's statements and data",
+        _ => "workload: compat = ibench, ibench's own statements and data",
+    }
 }
 
 /// One line for progress output: step, status, time, rates, SLA, verify, error.
@@ -83,7 +103,7 @@ pub fn table(steps: &[StepRow], run: Option<&RunRow>) -> String {
         let rate = |v: f64| format!("{v:.0}{mark}");
         let mut row = vec![
             s.step.clone(),
-            s.status.clone(),
+            s.status.to_string(),
             format!("{:.1}", s.elapsed_s),
             rate(s.ips()),
             rate(s.dps()),
@@ -146,7 +166,7 @@ mod tests {
         let steps = [
             StepRow {
                 step: "qr100".into(),
-                status: "ok".into(),
+                status: crate::results::StepStatus::Ok,
                 elapsed_s: 2.0,
                 inserts: 200,
                 queries: 1000,
@@ -154,7 +174,7 @@ mod tests {
             },
             StepRow {
                 step: "qp100".into(),
-                status: "timeout".into(),
+                status: crate::results::StepStatus::Timeout,
                 elapsed_s: 2.0,
                 inserts: 100,
                 queries: 900,

@@ -214,6 +214,12 @@ pub trait Connector: Send + Sync {
     fn stores_data(&self) -> bool {
         true
     }
+    /// True for a database whose operations take simulated time, not real
+    /// time (the null connector's `time=simulated`): the run's threads then
+    /// run on [`crate::clock::SimulatedClock`].
+    fn simulated_time(&self) -> bool {
+        false
+    }
 }
 
 /// Reads the database's own counters (per step, in `counters.parquet`) and

@@ -9,6 +9,7 @@
 //! (gaps in the keys leave it below the real one, never above).
 
 use super::shared::Worker;
+use crate::clock::Clock;
 use crate::connect::Session;
 use crate::error::Result;
 use crate::metrics::Recorder;
@@ -19,7 +20,7 @@ use std::time::Instant;
 /// reference's `--resync_get_min` default).
 pub(super) const RESYNC_ROUNDS: u64 = 1000;
 
-impl Worker<'_> {
+impl<C: Clock> Worker<'_, C> {
     pub(super) fn delete(&self, session: &mut dyn Session, rec: &mut Recorder, t0: Instant) -> Result<()> {
         let c = self.plan.config;
         let w = c.writes(self.plan.step).expect("a write step");
@@ -52,14 +53,14 @@ impl Worker<'_> {
             let numbers = self.table.take_tail(n);
             if numbers.is_empty() {
                 // Another client's inserter on a shared table holds the tail's rows in flight.
-                std::thread::sleep(std::time::Duration::from_micros(200));
+                self.clock.sleep(std::time::Duration::from_micros(200));
                 continue;
             }
             let n = numbers.end - numbers.start;
             let from = if server_keys { estimate } else { numbers.start };
-            let started = Instant::now();
+            let started = self.clock.now();
             let removed = self.retrying(|| session.delete(&self.table.name, from, n))?;
-            let ended = Instant::now();
+            let ended = self.clock.now();
             rec.record(intended.unwrap_or(started), started, ended);
             if removed != n {
                 let what = if server_keys {

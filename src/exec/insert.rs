@@ -4,6 +4,7 @@
 //! before its indexes (`lx_rows`).
 
 use super::shared::Worker;
+use crate::clock::Clock;
 use crate::connect::Session;
 use crate::error::Result;
 use crate::gen::{RowCursor, RowGen, Rows};
@@ -13,9 +14,10 @@ use std::ops::Range;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-impl Worker<'_> {
+impl<C: Clock> Worker<'_, C> {
     pub(super) fn insert(&self, session: &mut dyn Session, rec: &mut Recorder, t0: Instant) -> Result<()> {
         let result = self.insert_rows(session, rec, t0);
+        self.inserted_until_now(t0);
         self.shared.inserters_done[self.client as usize].store(true, Ordering::Release);
         self.shared.clients[self.client as usize].pair.wake();
         result
@@ -115,9 +117,9 @@ impl Worker<'_> {
             }
             // Stopped or timed out while waiting: its rows are taken, so the
             // batch goes in (unmeasured) and the table holds its window.
-            let started = Instant::now();
+            let started = self.clock.now();
             self.put_batch(session, &rows, &numbers)?;
-            let ended = Instant::now();
+            let ended = self.clock.now();
             done += n;
             inserted.store(done, Ordering::Release);
             pair.wake();
@@ -125,6 +127,7 @@ impl Worker<'_> {
                 break;
             }
             rec.record(intended.unwrap_or(started), started, ended);
+            self.inserted_until_now(t0);
             i += 1;
         }
         self.table.reached(largest);

@@ -2,6 +2,7 @@
 //! waits, each thread with its own key stream (workload/kv.rs).
 
 use super::shared::Worker;
+use crate::clock::Clock;
 use crate::connect::{KvSession, KV_TABLE};
 use crate::error::Result;
 use crate::gen::{decode_key, encode_key, KvBatch};
@@ -10,7 +11,7 @@ use crate::workload::{KvOp, KvThreadWork, SCAN_CHUNK};
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-impl Worker<'_> {
+impl<C: Clock> Worker<'_, C> {
     /// A writer: batches of its key stream (puts, merges or deletes; one
     /// read-modify-write for updaterandom), paced for readwhilewriting's writer.
     pub(super) fn kv_write(
@@ -59,7 +60,7 @@ impl Worker<'_> {
             if self.stopping(t0) || self.kv_finished(&work, t0, paced) {
                 break;
             }
-            let started = Instant::now();
+            let started = self.clock.now();
             match op {
                 KvOp::DeleteSeq | KvOp::DeleteRandom => self.retrying(|| session.delete_keys(KV_TABLE, &batch))?,
                 KvOp::MergeRandom => self.retrying(|| session.merge(KV_TABLE, &batch))?,
@@ -70,7 +71,7 @@ impl Worker<'_> {
                 }
                 _ => self.retrying(|| session.put(KV_TABLE, &batch))?,
             }
-            let ended = Instant::now();
+            let ended = self.clock.now();
             if op.deletes() {
                 state.deleted(keys);
             } else {
@@ -101,10 +102,7 @@ impl Worker<'_> {
     }
 
     fn duration_passed(&self, t0: Instant) -> bool {
-        self.plan
-            .config
-            .duration
-            .is_some_and(|d| t0.elapsed().as_secs_f64() >= d)
+        self.plan.config.duration.is_some_and(|d| self.since(t0) >= d)
     }
 
     /// A reader: point reads (readrandom, readwhilewriting, multireadrandom),
@@ -145,7 +143,7 @@ impl Worker<'_> {
                 encode_key(cursor.next_key(), &mut key);
             }
             let limit = c.seek_nexts as usize + 1;
-            let started = Instant::now();
+            let started = self.clock.now();
             let found = match op {
                 KvOp::SeekRandom | KvOp::FwdRange => {
                     (self.retrying(|| session.scan(KV_TABLE, &key, limit, &mut scanned))? > 0) as u64
@@ -156,7 +154,7 @@ impl Worker<'_> {
                 KvOp::MultiReadRandom => self.retrying(|| session.multi_get(KV_TABLE, &keys, &mut scanned))? as u64,
                 _ => self.retrying(|| session.probe(KV_TABLE, &key, &mut value))? as u64,
             };
-            rec.record(started, started, Instant::now());
+            rec.record(started, started, self.clock.now());
             self.shared.found.fetch_add(found, Ordering::Relaxed);
             self.shared.queries.fetch_add(n, Ordering::Relaxed);
             i += n;
@@ -183,13 +181,13 @@ impl Worker<'_> {
             }
             let limit = work.count.map_or(SCAN_CHUNK as u64, |n| (n - i).min(SCAN_CHUNK as u64)) as usize;
             encode_key(from, &mut key);
-            let started = Instant::now();
+            let started = self.clock.now();
             let got = if forward {
                 self.retrying(|| session.scan(KV_TABLE, &key, limit, &mut scanned))?
             } else {
                 self.retrying(|| session.scan_reverse(KV_TABLE, &key, limit, &mut scanned))?
             };
-            rec.record(started, started, Instant::now());
+            rec.record(started, started, self.clock.now());
             if got == 0 {
                 break;
             }
@@ -208,12 +206,12 @@ impl Worker<'_> {
 
     /// flush or waitforcompaction.
     pub(super) fn kv_maintain(&self, op: KvOp, session: &mut dyn KvSession, rec: &mut Recorder) -> Result<()> {
-        let started = Instant::now();
+        let started = self.clock.now();
         let notes = match op {
             KvOp::Flush => session.flush(KV_TABLE, self.plan.stop)?,
             _ => session.wait_for_compaction(KV_TABLE, self.plan.stop)?,
         };
-        rec.record(started, started, Instant::now());
+        rec.record(started, started, self.clock.now());
         self.shared.note(notes);
         Ok(())
     }

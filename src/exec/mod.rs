@@ -1,20 +1,27 @@
 //! How to run a workload: steps in order, each with a thread per connection
 //! role per client, measured honestly; results written after every step.
-//! Nothing here prints: progress goes to an [`Observer`].
+//! Nothing here prints: progress goes to an [`Observer`]. Every clock read
+//! and wait goes through [`crate::clock`].
 //!
-//! `mod.rs` runs a run (tables, steps, verify, sizes, results); `step.rs`
-//! runs one step; each role has its file (`insert`, `delete`, `query`,
-//! `wait`, `kv`), on the state of `shared.rs`, paced by `pacing.rs`.
+//! `mod.rs` runs a run (its steps in order, and what each step needs from
+//! the run before and after it); `open.rs` opens a run; `step.rs` runs one
+//! step, in phases; `record.rs` makes a step's outcome result rows;
+//! `verify.rs` checks the database after write steps. Each role has its
+//! file (`insert`, `delete`, `query`, `wait`, `kv`), on the state of
+//! `shared.rs`, paced by `pacing.rs`.
 
 mod delete;
 mod facts;
+mod flush;
 mod insert;
 mod kv;
 mod kv_state;
 mod monitor;
+mod open;
 mod pacing;
 mod plan;
 mod query;
+mod record;
 mod role;
 mod server_host;
 mod shared;
@@ -28,25 +35,37 @@ pub use pacing::{Pacer, Schedule};
 pub use server_host::ServerHost;
 pub use tables::TableState;
 
-use crate::connect::{self, Bounds, Connector, ServerCounters, SessionSpec};
+use crate::clock::{Clock, SystemClock};
+use crate::connect::{self, Bounds, Connector, ServerCounters, Sizes};
 use crate::error::{Error, Result};
 use crate::gen::Window;
-use crate::metrics::{counter_rows, percentile_us, serialize, unix_micros, Counter, EngineDelta, Setting};
-use crate::results::{HistogramRow, RunResults, RunRow, StepRow, LAG_STATS, PERCENTILES};
+use crate::metrics::{counter_rows, Counter, EngineCounters, EngineDelta, Setting};
+use crate::results::{RunResults, RunRow, RunStatus, StepRow, StepStatus};
 use crate::stop::Stop;
-use crate::workload::{Config, KvOp, Shard, Statements, Step, VerifyMode};
-use plan::{Probe, StepPlan};
+use crate::workload::{param, Config, KvOp, Shard, Step, VerifyMode};
+use open::{session_spec, table_names};
+use plan::{Probe, SimulatedSpan, StepPlan};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use step::{run_step, StepOutcome};
 use verify::Check;
+
+/// What a step is expected to do, for progress and its ETA: the rows (or
+/// pairs) it writes, or the seconds it lasts, where either is known.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Expected {
+    /// Rows (pairs, reads) the step does in all.
+    pub rows: Option<u64>,
+    /// Seconds it lasts (a timed step).
+    pub seconds: Option<f64>,
+}
 
 /// Hears about a run's progress (the CLI draws bars, Python prints lines).
 pub trait Observer: Sync {
     /// The run directory exists and the database is open.
     fn run_started(&self, _run: &RunRow, _dir: &Path) {}
-    /// A step starts; `rows` is how many rows it will insert, if it inserts.
-    fn step_started(&self, _step: &str, _rows: Option<u64>) {}
+    /// A step starts, expected to do `expected`.
+    fn step_started(&self, _step: &str, _expected: Expected) {}
     /// About ten times a second during a step: rows inserted so far.
     fn step_progress(&self, _step: &str, _rows: u64, _elapsed: Duration) {}
     /// A step ended and its results are written.
@@ -66,44 +85,6 @@ pub struct RunOutcome {
     pub dir: PathBuf,
     /// The results, as written.
     pub results: RunResults,
-}
-
-/// A run id that sorts by start time: `20261129T233000Z-1a2b3c`.
-fn run_id() -> String {
-    run_id_at(unix_micros(), std::process::id())
-}
-
-/// The run id of a run started at `micros` (Unix µs) by process `pid`: the
-/// UTC second, then 6 hex digits: the millisecond (3 digits, so ids started
-/// in the same second still sort by start time) and 3 digits mixed from the
-/// time and the pid, which tell apart runs started in the same millisecond.
-fn run_id_at(micros: i64, pid: u32) -> String {
-    let t = crate::metrics::utc(micros);
-    let stamp = format!(
-        "{:04}{:02}{:02}T{:02}{:02}{:02}Z",
-        t.year(),
-        t.month() as u8,
-        t.day(),
-        t.hour(),
-        t.minute(),
-        t.second()
-    );
-    let ms = micros.rem_euclid(1_000_000) / 1000;
-    let tag = (micros as u64 ^ (pid as u64).rotate_left(20)).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 52;
-    format!("{stamp}-{ms:03x}{tag:03x}")
-}
-
-/// The benchmark's tables: `pi1`, `pi2`, ...
-fn table_names(c: &Config) -> Vec<String> {
-    (0..c.tables()).map(|t| format!("pi{}", t + 1)).collect()
-}
-
-/// How the connector's sessions write the tables, from the statement choices.
-fn session_spec(c: &Config) -> SessionSpec {
-    SessionSpec {
-        server_keys: c.server_keys,
-        literal: c.statements == Statements::Literal,
-    }
 }
 
 /// Runs `config`'s steps, writing results under `out/<run_id>/`.
@@ -154,6 +135,11 @@ pub struct Runner {
     next: usize,
     /// The step options the database is open with ("": the DSN's alone).
     open_options: String,
+    /// The run's simulated timeline (the database simulates time): its
+    /// epoch and where the next step starts.
+    simulated: Option<SimulatedSpan>,
+    /// The run directory's lock, held while the run is under way.
+    lock: Option<std::fs::File>,
 }
 
 /// What the steps of a run carry from one to the next.
@@ -166,114 +152,45 @@ struct State {
     indexed: bool,
 }
 
+/// The database's counters and sizes before a step.
+struct Before {
+    counters: Option<Vec<Counter>>,
+    sizes: Sizes,
+    engine: Option<EngineCounters>,
+}
+
 impl Runner {
     /// Checks `config`, opens the database, creates the run directory and
     /// writes the run's first files.
     pub fn open(config: &Config, out: &Path, observer: &dyn Observer) -> Result<Runner> {
         config.check()?;
-        let steps = config.parsed_steps()?;
-        let shard = config.shard()?;
-        let id = run_id();
+        let id = open::run_id();
         let dir = out.join(&id);
-        // The run's own directory is new: a run never writes into another's.
-        let make_dir = || {
-            std::fs::create_dir_all(out)
-                .and_then(|()| std::fs::create_dir(&dir))
-                .map_err(|source| Error::Io {
-                    action: "cannot create the output directory",
-                    path: dir.clone(),
-                    source,
-                })
-        };
-        // A key/value store cannot run table steps: refuse before any work.
-        let refuse_table_steps = |connector: &dyn Connector| -> Result<()> {
-            match steps.iter().find(|s| s.kv().is_none()) {
-                Some(table_step) if connector.kv_only() => Err(Error::config(
-                    "steps",
-                    format!(
-                        "{table_step} is an Insert Benchmark step; {} runs the key/value steps only (fillseq, overwrite, readrandom, ...)",
-                        connector.dbms()
-                    ),
-                )),
-                _ => Ok(()),
-            }
-        };
         let mut config = config.clone();
-        let password = config
-            .password_file
-            .as_deref()
-            .map(connect::read_password_file)
-            .transpose()?;
-        let mut connector: Box<dyn Connector> = if config.db.is_empty() {
-            make_dir()?;
-            // The key/value steps alone default to embedded RocksDB, when built in.
-            config.db = if cfg!(feature = "rocksdb") && config.kv_only() {
-                format!("rocksdb:{}", dir.join("rocksdb").display())
-            } else {
-                format!("sqlite:{}", dir.join("ibench.sqlite").display())
-            };
-            connect::open(&config.db)?
-        } else {
-            let c = connect::open_with_password(&config.db, password.as_deref())?;
-            refuse_table_steps(c.as_ref())?;
-            make_dir()?;
-            c
-        };
-        connector.set_spec(session_spec(&config));
-        let settings: serde_json::Map<String, serde_json::Value> =
-            connector.settings().into_iter().map(|(k, v)| (k, v.into())).collect();
-        let (config_rows, warnings, mut probe) = facts::environment(connector.as_ref());
-        if config.shard.is_some() {
-            // A shard is one of several clients of the server: the server's
-            // processes are measured once, on the server's host (docs/distributed.md).
-            probe.servers = Default::default();
-        }
-        let results = RunResults {
-            run: RunRow {
-                run_id: id.clone(),
-                started_at_us: unix_micros(),
-                ibench_version: env!("CARGO_PKG_VERSION").into(),
-                build_profile: if cfg!(debug_assertions) { "debug" } else { "release" }.into(),
-                seed: config.seed,
-                dbms: connector.dbms().into(),
-                dbms_version: connector.version()?,
-                label: config.label.clone(),
-                target: connector.target(),
-                host: facts::host_name(),
-                cpus: std::thread::available_parallelism()
-                    .map(|n| n.get() as u32)
-                    .unwrap_or(1),
-                // The recorded configuration names the database as its target: no password.
-                config: serde_json::to_string(&Config {
-                    db: connector.target(),
-                    ..config.clone()
-                })
-                .expect("a config serializes"),
-                settings: serde_json::Value::Object(settings).to_string(),
-                status: "running".into(),
-                error: None,
-                warnings,
-                verified: None,
-                verify_error: None,
-            },
-            config: config_rows,
-            ..RunResults::default()
-        };
+        let connector = open::open_database(&mut config, out, &dir)?;
+        let lock = open::hold(&dir)?;
+        let (results, probe) = open::first_record(id, &config, connector.as_ref())?;
         results.write(&dir)?;
         observer.run_started(&results.run, &dir);
+        let simulated = connector.simulated_time().then(|| {
+            let epoch = SystemClock.now();
+            SimulatedSpan { epoch, start: epoch }
+        });
         Ok(Runner {
+            steps: config.steps.clone(),
+            shard: config.shard(),
             config,
-            steps,
             connector,
             results,
             dir,
             probe,
-            shard,
             size_noted: false,
             stats: None,
             state: None,
             next: 0,
             open_options: String::new(),
+            simulated,
+            lock: Some(lock),
         })
     }
 
@@ -341,16 +258,19 @@ impl Runner {
         });
         if let Err(e) = outcome {
             self.results.run.status = if matches!(e, Error::Interrupted) {
-                "interrupted"
+                RunStatus::Interrupted
             } else {
-                "error"
-            }
-            .into();
+                RunStatus::Error
+            };
             self.results.run.error = Some(e.to_string());
-        } else if self.results.run.status == "running" {
-            self.results.run.status = "ok".into();
+        } else if self.results.run.status == RunStatus::Running {
+            self.results.run.status = RunStatus::Ok;
         }
         self.results.write(&self.dir)?;
+        // Written in full: no partial files, and no live run to tell apart.
+        let _ = std::fs::remove_dir_all(self.dir.join(flush::PARTIAL));
+        drop(self.lock.take());
+        let _ = std::fs::remove_file(self.dir.join(open::LOCK));
         Ok(RunOutcome {
             dir: self.dir,
             results: self.results,
@@ -382,7 +302,7 @@ impl Runner {
                 // The run's own options again, so what follows finds its database.
                 self.open_options.clear();
                 self.connector = connect::open(&self.config.db)?;
-                return Err(Error::config("step_options", format!("{step}: {dsn}: {e}")));
+                return Err(Error::config(param!(step_options), format!("{step}: {dsn}: {e}")));
             }
         };
         self.open_options = wanted;
@@ -530,7 +450,7 @@ impl Runner {
         Ok(tables)
     }
 
-    /// One step: run, measure, verify, write.
+    /// One step: prepared, run and measured, verified, recorded and written.
     fn run_one(
         &mut self,
         state: &mut State,
@@ -540,16 +460,65 @@ impl Runner {
         observer: &dyn Observer,
         stop: &Stop,
     ) -> Result<()> {
-        let c = self.config.clone();
-        let c = &c;
-        let first_key = if c.server_keys { 1 } else { 0 };
-        let inserters = if c.shared_table { c.clients as usize } else { 1 };
-        let table_names = table_names(c);
-        let own = self.own_tables();
+        self.prepare_step(state, step, observer, stop)?;
+        let before = self.measure_before(observer);
+        let out = {
+            let c = &self.config;
+            let plan = StepPlan {
+                config: c,
+                connector: self.connector.as_ref(),
+                tables: &state.tables,
+                clients: self.shard.clients(c.clients),
+                start_at_us,
+                step,
+                ordinal: ordinal as u64,
+                indexed: state.indexed,
+                stop,
+                observer,
+                kv: state.kv.as_ref(),
+                probe: &self.probe,
+                stats: self.stats.as_ref(),
+                simulated: self.simulated,
+                flush: Some(flush::FlushPlan {
+                    run_dir: self.dir.clone(),
+                    run_id: self.results.run.run_id.clone(),
+                    every: Duration::from_secs_f64(c.flush_seconds),
+                }),
+            };
+            run_step(&plan)
+        };
+        if let Some(span) = &mut self.simulated {
+            span.start += Duration::from_secs_f64(out.elapsed_s);
+        }
+        if step == Step::CreateIndexes && out.status == StepStatus::Ok {
+            state.indexed = true;
+        }
+        let mut row = self.measure_after(step, &out, before, observer);
+        if step.writes() && out.status == StepStatus::Ok {
+            let kv = state.kv.as_ref().filter(|_| state.kv_known);
+            let tables = &state.tables[self.own_tables()];
+            let check = verify::Verify {
+                config: &self.config,
+                connector: self.connector.as_ref(),
+                salt: ordinal as u64,
+                stop,
+            };
+            check.after_step(step, tables, kv, &mut row);
+        }
+        self.record_sizes(state, step, &mut row, observer);
+        self.record(step, out, row, observer)
+    }
+
+    /// Before a step: l.i0 creates the tables (empty windows), a key/value
+    /// fill the key/value table; a read of RocksDB's vector memtable is warned of.
+    fn prepare_step(&mut self, state: &mut State, step: Step, observer: &dyn Observer, stop: &Stop) -> Result<()> {
+        let c = &self.config;
         if step == Step::LoadI0 {
+            let first_key = if c.server_keys { 1 } else { 0 };
+            let inserters = if c.shared_table { c.clients as usize } else { 1 };
             let mut s = self.connector.session()?;
             let interrupt = s.interrupter();
-            for t in &mut state.tables[own.clone()] {
+            for t in &mut state.tables[self.own_tables()] {
                 stop.guard(interrupt.as_ref(), || s.create_table(&t.name))?;
                 *t = TableState::new(t.name.clone(), t.number, Window::new(first_key), inserters);
             }
@@ -571,100 +540,46 @@ impl Runner {
                 }
             }
         }
-        let counters_before = self.counters(observer, false);
-        let before = self.connector.sizes(&table_names);
-        let engine_before = self.connector.engine_counters();
-        let out = {
-            let plan = StepPlan {
-                config: c,
-                connector: self.connector.as_ref(),
-                tables: &state.tables,
-                clients: self.shard.clients(c.clients),
-                start_at_us,
-                step,
-                ordinal: ordinal as u64,
-                indexed: state.indexed,
-                stop,
-                observer,
-                kv: state.kv.as_ref(),
-                probe: &self.probe,
-                stats: self.stats.as_ref(),
-            };
-            run_step(&plan)
-        };
-        let counters_after = self.counters(observer, true);
-        if let (Some(before), Some(after)) = (&counters_before, &counters_after) {
-            let name = step.to_string();
-            self.results.counters.extend(counter_rows(&name, before, after));
+        Ok(())
+    }
+
+    /// The database's counters, sizes and engine counters before a step.
+    fn measure_before(&mut self, observer: &dyn Observer) -> Before {
+        Before {
+            counters: self.counters(observer, false),
+            sizes: self.connector.sizes(&table_names(&self.config)),
+            engine: self.connector.engine_counters(),
         }
-        let engine = match (engine_before, self.connector.engine_counters()) {
+    }
+
+    /// After a step: the counters' deltas, the step's notes and pacer
+    /// warnings, and its row.
+    fn measure_after(&mut self, step: Step, out: &StepOutcome, before: Before, observer: &dyn Observer) -> StepRow {
+        let counters_after = self.counters(observer, true);
+        if let (Some(before), Some(after)) = (&before.counters, &counters_after) {
+            self.results
+                .counters
+                .extend(counter_rows(&step.to_string(), before, after));
+        }
+        let engine = match (before.engine, self.connector.engine_counters()) {
             (Some(before), Some(after)) => Some(EngineDelta::between(&before, &after)),
             _ => None,
         };
-        if step == Step::CreateIndexes && out.status == "ok" {
-            state.indexed = true;
-        }
         for note in &out.notes {
             self.warn(observer, format!("{step}: {note}"));
         }
-        let mut row = self.step_row(step, &out, engine);
-        for &(op, p99, max, late, waits) in &out.pacer_late {
-            // A few late wakes are a VM's host at work; more than 1% of a
-            // stream's (and at least three) is an overloaded client host.
-            if p99 > LAG_WARNING_US && late >= 3.max(waits / 100) {
-                self.warn(
-                    observer,
-                    format!(
-                        "{step}: the pacer woke late: {} starts p99 {p99:.0} µs (max {max:.0} µs) after their intended time, {late} of {waits} more than {LAG_WARNING_US:.0} µs; the client host is overloaded, so response times include the client's own lateness",
-                        op.name()
-                    ),
-                );
-            }
+        for warning in record::pacer_warnings(step, &out.pacer_late) {
+            self.warn(observer, warning);
         }
-        row.db_size_before_bytes = before.database;
-        self.record_histograms(&row.step, &out);
-        if step.writes() && out.status == "ok" && c.verify != VerifyMode::Off {
-            let check = if c.verify == VerifyMode::Full {
-                Check::Full
-            } else {
-                Check::Quick
-            };
-            let started = Instant::now();
-            let checked = match (step, &state.kv) {
-                (Step::Kv(_), Some(kv)) if state.kv_known => {
-                    verify::verify_kv(c, self.connector.as_ref(), kv, ordinal as u64, check, stop)
-                }
-                (Step::Kv(_), _) => Ok(None),
-                _ => verify::verify_tables(
-                    c,
-                    self.connector.as_ref(),
-                    &state.tables[own.clone()],
-                    ordinal as u64,
-                    check,
-                    stop,
-                ),
-            };
-            row.verify_s = Some(started.elapsed().as_secs_f64());
-            match checked {
-                Ok(None) => {}
-                Ok(Some(verdict)) => {
-                    row.verify = Some(c.verify.name().into());
-                    if let Err(what) = verdict {
-                        row.verified = Some(false);
-                        row.verify_error = Some(what);
-                    } else {
-                        row.verified = Some(true);
-                    }
-                }
-                Err(e) if e.is_canceled() && stop.requested() => {}
-                Err(e) => {
-                    row.verify = Some(c.verify.name().into());
-                    row.verified = Some(false);
-                    row.verify_error = Some(format!("verify could not run: {e}"));
-                }
-            }
-        }
-        let sizes = self.connector.sizes(&table_names);
+        let clients = self.shard.clients(self.config.clients).len() as u32;
+        let mut row = record::step_row(&self.results.run.run_id, &self.config, step, clients, out, engine);
+        row.db_size_before_bytes = before.sizes.database;
+        row
+    }
+
+    /// The database's sizes after a step, and the rows its windows hold.
+    fn record_sizes(&mut self, state: &State, step: Step, row: &mut StepRow, observer: &dyn Observer) {
+        let sizes = self.connector.sizes(&table_names(&self.config));
         if let (Some(note), false) = (&sizes.note, self.size_noted) {
             self.size_noted = true;
             self.warn(observer, format!("database sizes: {note}"));
@@ -672,7 +587,7 @@ impl Runner {
         row.db_size_bytes = sizes.database;
         row.tables_size_bytes = sizes.tables;
         row.datadir_size_bytes = sizes.datadir;
-        let tables = &state.tables[own];
+        let tables = &state.tables[self.own_tables()];
         row.live_rows = match (step, &state.kv) {
             (Step::Kv(_), Some(kv)) if state.kv_known => kv.written().unwrap_or(0),
             _ => tables.iter().map(|t| t.bounds().len()).sum(),
@@ -681,27 +596,32 @@ impl Runner {
             Step::Kv(_) => row.live_rows,
             _ => tables.iter().map(|t| t.max_len()).sum(),
         };
-        let (status, error) = (row.status.clone(), row.error.clone());
+    }
+
+    /// Adds the step's rows to the results, writes them, tells the
+    /// observer; an error or an interruption ends the run.
+    fn record(&mut self, step: Step, out: StepOutcome, row: StepRow, observer: &dyn Observer) -> Result<()> {
         let name = row.step.clone();
-        self.results
-            .intervals
-            .extend(out.intervals.into_iter().map(|r| (name.clone(), r)));
-        self.results
-            .host_intervals
+        let histograms = record::histograms(&self.results.run.run_id, &name, &out);
+        self.results.histograms.extend(histograms);
+        let r = &mut self.results;
+        r.intervals.extend(out.intervals.into_iter().map(|i| (name.clone(), i)));
+        r.host_intervals
             .extend(out.host_intervals.into_iter().map(|h| (name.clone(), h)));
-        self.results
-            .gauges
-            .extend(out.gauges.into_iter().map(|g| (name.clone(), g)));
-        self.results.steps.push(row);
-        self.results.write(&self.dir)?;
+        r.gauges.extend(out.gauges.into_iter().map(|g| (name.clone(), g)));
+        let (status, error) = (row.status, row.error.clone());
+        r.steps.push(row);
+        r.write(&self.dir)?;
+        // The step's partial files are in the run's files now.
+        let _ = std::fs::remove_dir_all(flush::step_dir(&self.dir, &name));
         observer.step_finished(self.results.steps.last().expect("just pushed"));
-        match status.as_str() {
-            "error" => Err(Error::Step {
+        match status {
+            StepStatus::Error => Err(Error::Step {
                 step: step.to_string(),
                 message: error.unwrap_or_default(),
             }),
-            "interrupted" => Err(Error::Interrupted),
-            _ => Ok(()),
+            StepStatus::Interrupted => Err(Error::Interrupted),
+            StepStatus::Ok | StepStatus::Timeout | StepStatus::Running | StepStatus::Killed => Ok(()),
         }
     }
 
@@ -748,121 +668,5 @@ impl Runner {
             }
         }
         Ok(())
-    }
-
-    /// The step's row, from what it measured.
-    fn step_row(&self, step: Step, out: &StepOutcome, engine: Option<EngineDelta>) -> StepRow {
-        let c = &self.config;
-        let mut row = StepRow {
-            run_id: self.results.run.run_id.clone(),
-            step: step.to_string(),
-            status: out.status.into(),
-            error: out.error.clone(),
-            started_at_us: out.started_at_us,
-            elapsed_s: out.elapsed_s,
-            clients: if step.kv().is_some() {
-                c.threads
-            } else {
-                self.shard.clients(c.clients).len() as u32
-            },
-            rows_per_commit: match step {
-                Step::Kv(op) if op.writes() => Some(c.kv_batch(op)),
-                _ => c.writes(step).map(|w| w.rows_per_commit),
-            },
-            inserts: out.inserts,
-            deletes: out.deletes,
-            queries: out.queries,
-            indexed_rows: (step == Step::CreateIndexes).then_some(out.indexed_rows),
-            errors: out.errors,
-            retries: out.retries,
-            cost_ops: match step {
-                Step::LoadI0 | Step::LoadI1 | Step::LoadI2 => Some(out.inserts),
-                Step::Query { .. } => Some(out.queries),
-                Step::CreateIndexes => Some(out.indexed_rows),
-                Step::Wait => None,
-                Step::Kv(op) if op.maintains() => None,
-                Step::Kv(op) if op.reads() => Some(out.queries),
-                Step::Kv(op) if op.deletes() => Some(out.deletes),
-                Step::Kv(_) => Some(out.inserts),
-            },
-            found: step.kv().is_some_and(KvOp::reads).then_some(out.found),
-            engine,
-            system: out.system.clone(),
-            ..StepRow::default()
-        };
-        if let Step::Query { rate, .. } = step {
-            let target = rate as f64 * self.shard.clients(c.clients).len() as f64;
-            row.target_ips = Some(target);
-            // A q step that did not insert its rows in time (it timed out or
-            // failed) missed its SLA; one the user stopped has no verdict.
-            row.sla_ok = match out.status {
-                "ok" => Some(row.ips() >= 0.95 * target),
-                "interrupted" => None,
-                _ => Some(false),
-            };
-        }
-        for (op, lat) in &out.latencies {
-            let p = |h| PERCENTILES.map(|(q, _)| percentile_us(h, q));
-            row.latencies.push((*op, p(&lat.response), p(&lat.service)));
-            if let Some(lag) = &lat.lag {
-                row.lags.push((*op, LAG_STATS.map(|(q, _)| percentile_us(lag, q))));
-            }
-        }
-        row
-    }
-
-    /// The step's histograms: per operation over the step, and the
-    /// all-clients response times per interval.
-    fn record_histograms(&mut self, step: &str, out: &StepOutcome) {
-        let run_id = self.results.run.run_id.clone();
-        for (op, lat) in &out.latencies {
-            let lag = lat.lag.as_ref().map(|h| ("lag", h));
-            for (time, h) in [("response", &lat.response), ("service", &lat.service)]
-                .into_iter()
-                .chain(lag)
-            {
-                self.results.histograms.push(HistogramRow {
-                    run_id: run_id.clone(),
-                    step: step.to_string(),
-                    op: *op,
-                    time,
-                    count: h.len(),
-                    histogram: serialize(h),
-                    t_s: None,
-                });
-            }
-        }
-        for (op, t_s, count, h) in &out.interval_histograms {
-            self.results.histograms.push(HistogramRow {
-                run_id: run_id.clone(),
-                step: step.to_string(),
-                op: *op,
-                time: "response",
-                count: *count,
-                histogram: h.clone(),
-                t_s: Some(*t_s),
-            });
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::run_id_at;
-
-    #[test]
-    fn run_ids_sort_by_start_time_within_a_second_and_differ_between_processes() {
-        // Every millisecond across a second's boundary, and a few µs apart.
-        let start = 1_764_806_399_000_000i64; // 2025-12-03T23:59:59Z
-        let times: Vec<i64> = (0..2_000).map(|i| start + i * 1_000 + (i % 7)).collect();
-        let ids: Vec<String> = times.iter().map(|&t| run_id_at(t, 4242)).collect();
-        let mut sorted = ids.clone();
-        sorted.sort();
-        assert_eq!(sorted, ids, "ids must sort in start order");
-        assert!(ids[0].starts_with("20251203T235959Z-000"), "{}", ids[0]);
-        assert!(ids[1_999].starts_with("20251204T000000Z-3e7"), "{}", ids[1_999]);
-        assert!(ids.iter().all(|id| id.len() == "20251203T235959Z-000000".len()));
-        // Two processes starting in the same microsecond get different ids.
-        assert_ne!(run_id_at(start, 100), run_id_at(start, 101));
     }
 }

@@ -1,6 +1,7 @@
 //! Host and process counters, and the database's gauges, sampled on a
 //! step's interval grid, beside the operations' series.
 
+use crate::clock::{Clock, SystemClock};
 use crate::connect::ServerCounters;
 use crate::metrics::{Disks, GaugeRow, GaugeSeries, HostInterval, ServerProcesses, SystemDelta, SystemSample};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -34,11 +35,16 @@ impl<'a> HostSampler<'a> {
         }
     }
 
+    /// The intervals cut so far.
+    pub(super) fn rows(&self) -> &[HostInterval] {
+        &self.rows
+    }
+
     /// Cuts an interval when its boundary has passed; returns how long to
     /// sleep before the next boundary (at most `max`).
     pub(super) fn tick(&mut self, t0: Instant, max: Duration) -> Duration {
         let next = self.interval * self.boundary;
-        if t0.elapsed() >= next {
+        if SystemClock.now().saturating_duration_since(t0) >= next {
             let now = SystemSample::take(self.servers, self.disks);
             self.rows.push(HostInterval {
                 t_s: (self.interval * (self.boundary - 1)).as_secs_f64(),
@@ -48,7 +54,7 @@ impl<'a> HostSampler<'a> {
             self.boundary += 1;
         }
         let next = self.interval * self.boundary;
-        max.min(next.saturating_sub(t0.elapsed()) + Duration::from_millis(1))
+        max.min(next.saturating_sub(SystemClock.now().saturating_duration_since(t0)) + Duration::from_millis(1))
     }
 
     /// The last (partial) interval, when long enough to mean something, and
@@ -92,17 +98,17 @@ pub(super) fn sample_gauges(
         Ok(g) => g,
         Err(e) => return (Vec::new(), Some(format!("the server's gauges could not be read: {e}"))),
     };
-    series.start(t0.elapsed().as_secs_f64(), &first);
+    series.start(SystemClock.now().saturating_duration_since(t0).as_secs_f64(), &first);
     let mut boundary = 1u32;
     loop {
         let next = interval * boundary;
-        while !done.load(Ordering::Relaxed) && t0.elapsed() < next {
-            std::thread::park_timeout(next.saturating_sub(t0.elapsed()));
+        while !done.load(Ordering::Relaxed) && SystemClock.now().saturating_duration_since(t0) < next {
+            std::thread::park_timeout(next.saturating_sub(SystemClock.now().saturating_duration_since(t0)));
         }
         let ended = done.load(Ordering::Relaxed);
         let start = interval * (boundary - 1);
         let length = if ended {
-            t0.elapsed().saturating_sub(start)
+            SystemClock.now().saturating_duration_since(t0).saturating_sub(start)
         } else {
             interval
         };

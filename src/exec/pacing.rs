@@ -9,8 +9,10 @@
 //! A [`Pacer`] waits for each intended start precisely: it sleeps (with the
 //! thread's timer slack at its minimum) until shortly before it, then spins
 //! the last stretch. The stretch adapts to how late this host wakes sleepers
-//! (tens of µs on a VM), so the spin is short and the lag stays small.
+//! (tens of µs on a VM), so the spin is short and the lag stays small. On a
+//! simulated clock a wait simply moves the thread's time to the start.
 
+use crate::clock::Clock;
 use std::time::{Duration, Instant};
 
 /// When operations are meant to start.
@@ -81,10 +83,11 @@ const SPIN_SHARE: f64 = 0.1;
 /// The recent sleeps whose lateness sets the spin.
 const RECENT: usize = 100;
 
-/// Waits for a schedule's intended starts: precisely (sleep, then spin the
-/// last stretch) or with plain sleeps.
+/// Waits for a schedule's intended starts on clock `C`: precisely (sleep,
+/// then spin the last stretch) or with plain sleeps.
 #[derive(Debug)]
-pub struct Pacer {
+pub struct Pacer<C: Clock> {
+    clock: C,
     schedule: Schedule,
     precise: bool,
     /// How late the recent sleeps woke on this thread (a ring), and the
@@ -98,10 +101,11 @@ pub struct Pacer {
     overshoot: hdrhistogram::Histogram<u64>,
 }
 
-impl Pacer {
-    /// A pacer of `schedule`; `precise` spins the last stretch before each start.
-    pub fn new(schedule: Schedule, precise: bool) -> Self {
+impl<C: Clock> Pacer<C> {
+    /// A pacer of `schedule` on `clock`; `precise` spins the last stretch before each start.
+    pub fn new(schedule: Schedule, precise: bool, clock: C) -> Self {
         Pacer {
+            clock,
             schedule,
             precise,
             recent: [Duration::from_micros(200); RECENT],
@@ -134,9 +138,9 @@ impl Pacer {
     /// [`Pacer::wait_for`] on a schedule (its intended times exist).
     fn wait_for_paced(&mut self, i: u64, stop: impl Fn() -> bool) -> Option<Instant> {
         let intended = self.schedule.intended(i)?;
-        if Instant::now() < intended {
+        if self.clock.now() < intended {
             self.wait_until(intended, stop);
-            let late = Instant::now().saturating_duration_since(intended);
+            let late = self.clock.now().saturating_duration_since(intended);
             self.overshoot.saturating_record(late.as_nanos() as u64);
         }
         Some(intended)
@@ -163,6 +167,9 @@ impl Pacer {
     /// Sleeps until `deadline` (precisely: until a spin before it, then
     /// spins), polling `stop` at least every 50 ms.
     fn wait_until(&mut self, deadline: Instant, stop: impl Fn() -> bool) {
+        if C::SIMULATED {
+            return self.clock.sleep_until(deadline);
+        }
         if self.precise && !self.slack_set {
             // The kernel may delay a sleeper's wake-up by its timer slack (50 µs by default).
             // SAFETY: prctl with PR_SET_TIMERSLACK takes a value and changes only this thread.
@@ -170,21 +177,21 @@ impl Pacer {
             self.slack_set = true;
         }
         loop {
-            let now = Instant::now();
+            let now = self.clock.now();
             if now >= deadline || stop() {
                 return;
             }
             let left = deadline - now;
             if !self.precise {
-                std::thread::sleep(left.min(Duration::from_millis(50)));
+                self.clock.sleep(left.min(Duration::from_millis(50)));
                 continue;
             }
             let spin = self.spin();
             if left > spin {
                 let nap = (left - spin).min(Duration::from_millis(50));
                 let wake = now + nap;
-                std::thread::sleep(nap);
-                self.learn(Instant::now().saturating_duration_since(wake));
+                self.clock.sleep(nap);
+                self.learn(self.clock.now().saturating_duration_since(wake));
             } else {
                 std::hint::spin_loop();
             }
@@ -226,7 +233,7 @@ mod tests {
     #[test]
     fn a_precise_pacer_starts_within_microseconds_of_each_intended_start() {
         let t0 = Instant::now();
-        let mut p = Pacer::new(Schedule::rate(t0, 1000.0), true);
+        let mut p = Pacer::new(Schedule::rate(t0, 1000.0), true, crate::clock::SystemClock);
         let mut lags: Vec<Duration> = (0..300)
             .map(|i| {
                 let intended = p.wait_for(i, || false).expect("a paced schedule");

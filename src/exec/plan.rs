@@ -36,4 +36,18 @@ pub(crate) struct StepPlan<'a> {
     pub probe: &'a Probe,
     /// The database's own counters and gauges, when it has any.
     pub stats: Option<&'a std::sync::Mutex<Box<dyn ServerCounters>>>,
+    /// Where the step starts on the run's simulated timeline, when the
+    /// database simulates time (the null connector's `time=simulated`).
+    pub simulated: Option<SimulatedSpan>,
+    /// Where and how often the step's results are written while it runs.
+    pub flush: Option<super::flush::FlushPlan>,
+}
+
+/// A step's place on its run's simulated timeline.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SimulatedSpan {
+    /// When the run's simulated time began.
+    pub epoch: std::time::Instant,
+    /// When this step starts.
+    pub start: std::time::Instant,
 }

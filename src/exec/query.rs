@@ -7,6 +7,7 @@
 //! the newest rows are not asked for; gaps give fewer than 10 hits).
 
 use super::shared::Worker;
+use crate::clock::Clock;
 use crate::connect::Session;
 use crate::error::Result;
 use crate::gen::{Domains, PointQueries, RangeQueries, Window};
@@ -18,7 +19,7 @@ use std::time::{Duration, Instant};
 /// Point queries between the server-key reader's `SELECT MAX` (the reference's).
 const MAX_EVERY: u64 = 100;
 
-impl Worker<'_> {
+impl<C: Clock> Worker<'_, C> {
     pub(super) fn query(
         &self,
         kind: QueryKind,
@@ -32,13 +33,12 @@ impl Worker<'_> {
         let indexes = c.secondary_indexes as usize;
         let mut ranges = RangeQueries::new(c.seed, self.table.number, stream, 0, Domains::default(), indexes);
         let mut points = PointQueries::new(c.seed, self.table.number, stream, 0);
-        let all_inserted = || self.shared.inserters_done.iter().all(|d| d.load(Ordering::Acquire));
         let (mut asked, mut max_key) = (0u64, None);
-        while !all_inserted() && !self.stopping(t0) {
+        while self.inserting(t0) && !self.stopping(t0) {
             if kind == QueryKind::Point && c.server_keys && asked % MAX_EVERY == 0 {
                 max_key = session.key_extreme(&self.table.name, true)?;
             }
-            let started = Instant::now();
+            let started = self.clock.now();
             match kind {
                 QueryKind::Range => {
                     let q = ranges.next_query();
@@ -56,7 +56,7 @@ impl Worker<'_> {
                             points.next_keys(keys)
                         }
                         _ => {
-                            std::thread::sleep(Duration::from_millis(1));
+                            self.clock.sleep(Duration::from_millis(1));
                             asked += 1;
                             continue;
                         }
@@ -65,7 +65,7 @@ impl Worker<'_> {
                 }
             }
             asked += 1;
-            rec.record(started, started, Instant::now());
+            rec.record(started, started, self.clock.now());
             self.shared.queries.fetch_add(1, Ordering::Relaxed);
         }
         Ok(())

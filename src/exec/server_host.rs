@@ -4,18 +4,21 @@
 //! the step's common start, written as a run directory of their own that
 //! `ibench merge` folds into the run (docs/distributed.md).
 
+use super::facts;
 use super::monitor::HostSampler;
+use super::open::run_id;
 use super::plan::Probe;
-use super::{facts, run_id};
+use crate::clock::{Clock, SystemClock};
 use crate::connect;
 use crate::error::{Error, Result};
 use crate::metrics::{unix_micros, HostInterval, SystemDelta};
 use crate::results::{RunResults, RunRow, StepRow};
+use crate::results::{RunStatus, StepStatus};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// What the sampling thread returns: the step's totals and its intervals.
 type Sampled = (SystemDelta, Vec<HostInterval>, f64);
@@ -75,7 +78,7 @@ impl ServerHost {
                     .unwrap_or(1),
                 config: "{}".into(),
                 settings: "{}".into(),
-                status: "running".into(),
+                status: RunStatus::Running,
                 warnings,
                 ..RunRow::default()
             },
@@ -112,15 +115,15 @@ impl ServerHost {
         let thread = std::thread::spawn(move || {
             while unix_micros() < at && !flag.load(Ordering::Relaxed) {
                 let left = (at - unix_micros()).clamp(0, 20_000) as u64;
-                std::thread::sleep(Duration::from_micros(left));
+                SystemClock.sleep(Duration::from_micros(left));
             }
             let late = Duration::from_micros((unix_micros() - at).max(0) as u64);
-            let t0 = Instant::now().checked_sub(late).unwrap_or_else(Instant::now);
+            let t0 = SystemClock.now().checked_sub(late).unwrap_or_else(|| SystemClock.now());
             let mut sampler = HostSampler::start(&probe.servers, &probe.disks, interval);
             while !flag.load(Ordering::Relaxed) {
-                std::thread::sleep(sampler.tick(t0, Duration::from_millis(20)));
+                SystemClock.sleep(sampler.tick(t0, Duration::from_millis(20)));
             }
-            let elapsed = t0.elapsed().as_secs_f64();
+            let elapsed = SystemClock.now().saturating_duration_since(t0).as_secs_f64();
             let (system, rows) = sampler.finish();
             (system, rows, elapsed)
         });
@@ -140,7 +143,7 @@ impl ServerHost {
         self.results.steps.push(StepRow {
             run_id: self.results.run.run_id.clone(),
             step: step.clone(),
-            status: "ok".into(),
+            status: StepStatus::Ok,
             started_at_us: at,
             elapsed_s,
             system,
@@ -157,7 +160,7 @@ impl ServerHost {
         if self.running.is_some() {
             self.end()?;
         }
-        self.results.run.status = "ok".into();
+        self.results.run.status = RunStatus::Ok;
         self.results.write(&self.dir)?;
         Ok(self.dir)
     }

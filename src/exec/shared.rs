@@ -5,6 +5,7 @@
 use super::pacing::{Pacer, Schedule};
 use super::plan::StepPlan;
 use super::tables::TableState;
+use crate::clock::Clock;
 use crate::error::Result;
 use crate::metrics::{Op, Recorder};
 use crate::stop::Interrupter;
@@ -83,6 +84,10 @@ pub(super) struct Shared {
     /// Per client (or key/value thread).
     pub(super) clients: Vec<ClientState>,
     pub(super) inserters_done: Vec<AtomicBool>,
+    /// On simulated time: how far each inserter's clock has got (ns since
+    /// the step's start), so query threads keep behind them (see
+    /// `Worker::inserting`).
+    pub(super) inserters_at: Vec<AtomicU64>,
     pub(super) queries: AtomicU64,
     pub(super) indexed_rows: AtomicU64,
     /// Key/value reads that found their key.
@@ -107,6 +112,7 @@ impl Shared {
         Shared {
             clients: (0..clients).map(|_| ClientState::default()).collect(),
             inserters_done: (0..inserters).map(|_| AtomicBool::new(false)).collect(),
+            inserters_at: (0..inserters).map(|_| AtomicU64::new(0)).collect(),
             queries: AtomicU64::new(0),
             indexed_rows: AtomicU64::new(0),
             found: AtomicU64::new(0),
@@ -159,9 +165,11 @@ impl Shared {
     }
 }
 
-/// One role's thread: what it works on and the helpers every role uses.
-pub(super) struct Worker<'a> {
+/// One role's thread: what it works on, its clock, and the helpers every role uses.
+pub(super) struct Worker<'a, C: Clock> {
     pub(super) plan: &'a StepPlan<'a>,
+    /// Every time a role reads or waits for.
+    pub(super) clock: C,
     pub(super) shared: &'a Shared,
     /// The client, or the thread of a key/value step.
     pub(super) client: u32,
@@ -172,7 +180,51 @@ pub(super) struct Worker<'a> {
     pub(super) stream: (u64, u64),
 }
 
-impl Worker<'_> {
+impl<C: Clock> Worker<'_, C> {
+    /// Nanoseconds since `t0` on the role's clock.
+    fn ns_since(&self, t0: Instant) -> u64 {
+        self.clock.now().saturating_duration_since(t0).as_nanos() as u64
+    }
+
+    /// An inserter's progress, for the query threads (simulated time only).
+    pub(super) fn inserted_until_now(&self, t0: Instant) {
+        if C::SIMULATED {
+            self.shared.inserters_at[self.client as usize].store(self.ns_since(t0), Ordering::Release);
+        }
+    }
+
+    /// True while a q step's queries go on: until every inserter is done.
+    /// On simulated time each thread's clock is its own, so a query thread
+    /// also keeps behind the inserters' clocks: it starts a query at its
+    /// time only once some inserter is known to be busy past it, waits
+    /// (really) while none is, and ends once every inserter has ended before it.
+    pub(super) fn inserting(&self, t0: Instant) -> bool {
+        let done = |i: usize| self.shared.inserters_done[i].load(Ordering::Acquire);
+        if !C::SIMULATED {
+            return !(0..self.shared.inserters_done.len()).all(done);
+        }
+        let me = self.ns_since(t0);
+        loop {
+            let mut all_done = true;
+            for i in 0..self.shared.inserters_done.len() {
+                let finished = done(i);
+                if self.shared.inserters_at[i].load(Ordering::Acquire) > me {
+                    return true;
+                }
+                all_done &= finished;
+            }
+            if all_done || self.stopping(t0) {
+                return false;
+            }
+            std::thread::yield_now();
+        }
+    }
+
+    /// Seconds since `t0` on the role's clock.
+    pub(super) fn since(&self, t0: Instant) -> f64 {
+        self.clock.now().saturating_duration_since(t0).as_secs_f64()
+    }
+
     /// True when the role should stop: a failure elsewhere, a stop request,
     /// or `max_seconds` passed (which marks the step timed out).
     pub(super) fn stopping(&self, t0: Instant) -> bool {
@@ -180,7 +232,7 @@ impl Worker<'_> {
             return true;
         }
         if let Some(max) = self.plan.config.max_seconds {
-            if t0.elapsed().as_secs_f64() > max {
+            if self.since(t0) > max {
                 self.shared.timed_out.store(true, Ordering::Relaxed);
                 return true;
             }
@@ -198,7 +250,7 @@ impl Worker<'_> {
                 Err(e) if e.is_retryable() && attempt < MAX_RETRIES => {
                     attempt += 1;
                     self.shared.retries.fetch_add(1, Ordering::Relaxed);
-                    std::thread::sleep(Duration::from_millis(attempt as u64));
+                    self.clock.sleep(Duration::from_millis(attempt as u64));
                 }
                 other => return other,
             }
@@ -207,12 +259,12 @@ impl Worker<'_> {
 
     /// This role's pacer: `ops_per_second` (None: closed loop), phased as
     /// its stream among the step's paced streams.
-    pub(super) fn pacer(&self, ops_per_second: Option<f64>, t0: Instant) -> Pacer {
+    pub(super) fn pacer(&self, ops_per_second: Option<f64>, t0: Instant) -> Pacer<C> {
         let schedule = match ops_per_second {
             Some(rate) => Schedule::rate(t0, rate).phased(self.stream.0, self.stream.1),
             None => Schedule::Unthrottled,
         };
-        Pacer::new(schedule, self.plan.config.pacing == Pacing::Precise)
+        Pacer::new(schedule, self.plan.config.pacing == Pacing::Precise, self.clock)
     }
 
     /// A recorder for `op` of this role (with schedule lags when it is paced).

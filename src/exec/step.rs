@@ -1,35 +1,67 @@
-//! Running one step (docs/harness.md's table): a thread per connection role
-//! per client, each connected before a start barrier; the paced streams
-//! phased across one slot; a monitor that samples the host on the interval
-//! grid, reports progress, and cancels running statements when the step
-//! must stop; then the threads' measurements merged.
+//! Running one step (docs/harness.md's table), in phases:
+//!
+//! 1. **prepare**: the step's roles (a thread per connection role per
+//!    client), each paced stream's phase, the state they share;
+//! 2. **start roles**: each thread connects, then waits at a barrier;
+//! 3. **release**: the host's first sample, the common start, the threads released;
+//! 4. **monitor**: the host sampled on the interval grid, progress reported,
+//!    running statements cancelled when the step must stop;
+//! 5. **stop**: the threads joined (and overwriteandwait's compaction waited for);
+//! 6. **merge**: the threads' measurements merged per operation;
+//! 7. **status**: how the step ended.
 
+use super::flush::{Flusher, Progress};
 use super::monitor::HostSampler;
 use super::plan::StepPlan;
 use super::role::{paced, roles, Role};
 use super::shared::{Shared, Worker};
+use crate::clock::{Clock, SimulatedClock, SystemClock};
 use crate::connect::{KvSession, Session, KV_TABLE};
 use crate::error::Result;
 use crate::metrics::{
-    merge_series, percentile_us, unix_micros, GaugeRow, HostInterval, IntervalRow, Latencies, Op, Recorded, SystemDelta,
+    merge_series, percentile_us, unix_micros, GaugeRow, HostInterval, IntervalRow, Latencies, Op, Outbox, Recorded,
+    Recorder, SystemDelta,
 };
+use crate::results::StepStatus;
 use crate::workload::{KvOp, Step};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Barrier;
+use std::sync::{Arc, Barrier};
+use std::thread::{Scope, ScopedJoinHandle};
 use std::time::{Duration, Instant};
 
 /// How long threads get to stop between operations before the statements
 /// they still run are cancelled (long ones are cancelled at once).
 const GRACE: Duration = Duration::from_millis(500);
 
-/// What a step did.
-pub(crate) struct StepOutcome {
-    pub status: &'static str,
-    pub error: Option<String>,
-    /// What maintenance skipped, and why.
-    pub notes: Vec<String>,
-    pub started_at_us: i64,
-    pub elapsed_s: f64,
+/// Reaching a common start later than this (µs) is noted with the step.
+const LATE_START_US: i64 = 50_000;
+
+/// How late a paced operation's own pacer woke, over a step.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct PacerLateness {
+    pub op: Op,
+    /// The 99th percentile and the maximum, µs.
+    pub p99_us: f64,
+    pub max_us: f64,
+    /// Waits that ended later than `LAG_WARNING_US`, of `waits`.
+    pub late: u64,
+    pub waits: u64,
+}
+
+/// The all-clients response times of one interval of one operation.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct IntervalHistogram {
+    pub op: Op,
+    /// The interval's start, seconds from the step's.
+    pub t_s: f64,
+    pub count: u64,
+    /// Serialized (`metrics::serialize`).
+    pub histogram: Vec<u8>,
+}
+
+/// How many operations of each kind a step did.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct Counts {
     pub inserts: u64,
     pub deletes: u64,
     pub queries: u64,
@@ -38,14 +70,25 @@ pub(crate) struct StepOutcome {
     pub found: u64,
     pub errors: u64,
     pub retries: u64,
+}
+
+/// What a step did.
+#[derive(Default)]
+pub(crate) struct StepOutcome {
+    pub status: StepStatus,
+    pub error: Option<String>,
+    /// What maintenance skipped, and why.
+    pub notes: Vec<String>,
+    pub started_at_us: i64,
+    pub elapsed_s: f64,
+    pub counts: Counts,
     pub latencies: Vec<(Op, Latencies)>,
     /// Per client, then all clients together (client None).
     pub intervals: Vec<IntervalRow>,
-    /// Per paced op: how late the pacer itself woke: p99 and max (µs), and
-    /// how many of its waits ended later than `LAG_WARNING_US`, of how many.
-    pub pacer_late: Vec<(Op, f64, f64, u64, u64)>,
-    /// The all-clients response times of each interval: (op, t_s, count, serialized histogram).
-    pub interval_histograms: Vec<(Op, f64, u64, Vec<u8>)>,
+    /// Per paced op: how late its pacer woke.
+    pub pacer_late: Vec<PacerLateness>,
+    /// The all-clients response times of each interval.
+    pub interval_histograms: Vec<IntervalHistogram>,
     /// Host and process counters over the whole step.
     pub system: SystemDelta,
     /// The same per interval.
@@ -61,6 +104,17 @@ enum Conn {
 }
 
 impl Conn {
+    /// Opens `role`'s connection (a table session prepared for `table`).
+    fn open(plan: &StepPlan<'_>, role: Role, table: &str) -> Result<Conn> {
+        if role.kv() {
+            plan.connector.kv_session().map(Conn::Kv)
+        } else {
+            let mut s = plan.connector.session()?;
+            s.prepare(table)?;
+            Ok(Conn::Table(s))
+        }
+    }
+
     fn interrupter(&self) -> Option<crate::stop::Interrupter> {
         match self {
             Conn::Table(s) => s.interrupter(),
@@ -69,7 +123,7 @@ impl Conn {
     }
 }
 
-impl Worker<'_> {
+impl<C: Clock> Worker<'_, C> {
     /// Runs `role`, timing into `rec`, which keeps what was measured even
     /// when the role fails.
     fn run(&self, role: Role, conn: Conn, rec: &mut Recorder, t0: Instant) -> Result<()> {
@@ -81,40 +135,85 @@ impl Worker<'_> {
             (Conn::Table(mut s), Role::Delete) => self.delete(s.as_mut(), rec, t0),
             (Conn::Table(mut s), Role::Query(kind)) => self.query(kind, s.as_mut(), rec, t0),
             (Conn::Table(mut s), Role::Wait) => self.wait(s.as_mut(), rec, t0),
-            (Conn::Table(mut s), Role::CreateIndex) => {
-                self.insert_before_indexes(s.as_mut())?;
-                let start = Instant::now();
-                s.create_indexes(&self.table.name, self.plan.config.secondary_indexes as usize)?;
-                rec.record(start, start, Instant::now());
-                let rows = self.table.window().len();
-                self.shared.indexed_rows.fetch_add(rows, Ordering::Relaxed);
-                Ok(())
-            }
+            (Conn::Table(mut s), Role::CreateIndex) => self.create_indexes(s.as_mut(), rec),
             (_, role) => unreachable!("{role:?} got the other kind of session"),
         }
     }
+
+    /// l.x: the rows before the indexes (`lx_rows`), then the indexes, timed.
+    fn create_indexes(&self, s: &mut dyn Session, rec: &mut Recorder) -> Result<()> {
+        self.insert_before_indexes(s)?;
+        let start = self.clock.now();
+        s.create_indexes(&self.table.name, self.plan.config.secondary_indexes as usize)?;
+        rec.record(start, start, self.clock.now());
+        let rows = self.table.window().len();
+        self.shared.indexed_rows.fetch_add(rows, Ordering::Relaxed);
+        Ok(())
+    }
 }
 
-use crate::metrics::Recorder;
+/// What the step's threads work from, made before any starts.
+struct Setup {
+    /// (client or thread, role), this process's only.
+    roles: Vec<(u32, Role)>,
+    /// Where each role's thread hands over the intervals it closes, when
+    /// the step's results are written while it runs.
+    outboxes: Vec<Arc<Outbox>>,
+    /// Each role's paced stream among the run's: (k, of n).
+    streams: Vec<(u64, u64)>,
+    shared: Shared,
+    barrier: Barrier,
+    interval: Duration,
+    name: String,
+}
 
 /// Runs one step and gathers what it measured.
 pub(crate) fn run_step(plan: &StepPlan<'_>) -> StepOutcome {
+    if plan.simulated.is_some() {
+        run_on(plan, SimulatedClock)
+    } else {
+        run_on(plan, SystemClock)
+    }
+}
+
+/// [`run_step`] with the roles' time on `clock`.
+fn run_on<C: Clock>(plan: &StepPlan<'_>, clock: C) -> StepOutcome {
+    let setup = prepare(plan);
+    let done = AtomicBool::new(false);
+    let ran = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..setup.roles.len())
+            .map(|index| start_role(scope, plan, &setup, index, clock))
+            .collect();
+        let (t0, started_at_us, sampler) = release(plan, &setup);
+        let (done, interval) = (&done, setup.interval);
+        let gauges = plan
+            .stats
+            .map(|stats| scope.spawn(move || super::monitor::sample_gauges(stats, t0, interval, done)));
+        let sampler = monitor(plan, &setup, (t0, started_at_us), sampler, &handles);
+        done.store(true, Ordering::Relaxed);
+        let gauges = gauges.and_then(|g| {
+            g.thread().unpark(); // it parks until the next boundary
+            g.join().ok()
+        });
+        let (recorded, ended) = join(handles, &setup.shared, t0);
+        Ran {
+            t0,
+            started_at_us,
+            ended,
+            recorded,
+            sampler,
+            gauges: gauges.unwrap_or_default(),
+        }
+    });
+    wait_for_compaction(plan, &setup.shared);
+    status(plan, setup.shared, ran)
+}
+
+/// Phase 1: the roles, their streams, the shared state.
+fn prepare(plan: &StepPlan<'_>) -> Setup {
     let c = plan.config;
     let roles = roles(c, plan.step, plan.tables.len() as u32);
-    // Each paced stream's phase: its position among the step's paced streams.
-    let streams: Vec<(u64, u64)> = {
-        let paced: Vec<bool> = roles.iter().map(|&(_, r)| paced(c, plan.step, r)).collect();
-        let n = paced.iter().filter(|&&p| p).count() as u64;
-        let mut k = 0;
-        paced
-            .iter()
-            .map(|&p| {
-                let s = (k, n);
-                k += p as u64;
-                s
-            })
-            .collect()
-    };
+    let streams = stream_phases(plan, &roles);
     // A shard runs its own clients' roles, each keeping its phase among the
     // whole run's paced streams, so the shards' arrivals interleave as one
     // process's would.
@@ -132,251 +231,367 @@ pub(crate) fn run_step(plan: &StepPlan<'_>) -> StepOutcome {
             done.store(true, Ordering::Relaxed);
         }
     }
-    let step_name = plan.step.to_string();
-    let target = match plan.step {
-        Step::Kv(op) => c.kv_planned(op),
-        step => c.writes(step).map(|w| w.rows * plan.clients.len() as u64),
-    };
-    let kv = plan.step.kv();
-    plan.observer.step_started(&step_name, target);
+    let name = plan.step.to_string();
+    plan.observer.step_started(&name, expected(plan));
     for t in plan.tables {
         t.begin_step();
     }
-    let barrier = Barrier::new(roles.len() + 1);
-    let interval = Duration::from_secs_f64(c.interval_seconds);
-    let mut started_at_us = 0;
-    let mut recorded: Vec<Recorded> = Vec::new();
-    let mut sampled = None;
-    let mut gauges = (Vec::new(), None);
-    let sampling_done = AtomicBool::new(false);
-    let mut t0 = Instant::now();
-    let mut ended = t0;
+    let outboxes = match plan.flush {
+        Some(_) => roles.iter().map(|_| Arc::new(Outbox::default())).collect(),
+        None => Vec::new(),
+    };
+    Setup {
+        barrier: Barrier::new(roles.len() + 1),
+        outboxes,
+        roles,
+        streams,
+        shared,
+        interval: Duration::from_secs_f64(c.interval_seconds),
+        name,
+    }
+}
 
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = roles
-            .iter()
-            .enumerate()
-            .map(|(index, &(client, role))| {
-                let (barrier, shared) = (&barrier, &shared);
-                let (table, slot) = if c.shared_table || role.kv() || role == Role::Wait {
-                    (&plan.tables[0], client as usize)
-                } else {
-                    (&plan.tables[client as usize], 0)
-                };
-                let stream = streams[index];
-                let is_paced = paced(c, plan.step, role);
-                scope.spawn(move || {
-                    let worker = Worker {
-                        plan,
-                        shared,
-                        client,
-                        table,
-                        slot,
-                        stream,
-                    };
-                    // Connect before the barrier: connecting is not part of the step.
-                    let conn = if role.kv() {
-                        plan.connector.kv_session().map(Conn::Kv)
-                    } else {
-                        plan.connector.session().and_then(|mut s| {
-                            s.prepare(&table.name)?;
-                            Ok(Conn::Table(s))
-                        })
-                    };
-                    if let Ok(conn) = &conn {
-                        *shared.interrupters[index].lock().unwrap_or_else(|p| p.into_inner()) =
-                            conn.interrupter().map(|i| (i, role.long()));
-                    }
-                    // Connected; then released once the step's first sample is taken.
-                    barrier.wait();
-                    barrier.wait();
-                    let t0 = *shared.start.get_or_init(Instant::now);
-                    let mut rec = worker.recorder(role.op(), t0, is_paced);
-                    if let Err(e) = conn.and_then(|conn| worker.run(role, conn, &mut rec, t0)) {
-                        // A statement cancelled because the step had to stop is not a failure.
-                        let halted = plan.stop.requested() || shared.timed_out.load(Ordering::Relaxed);
-                        if !(e.is_canceled() && halted) {
-                            shared.errors.fetch_add(1, Ordering::Relaxed);
-                            shared.fail(e.to_string());
-                        }
-                    }
-                    *shared.interrupters[index].lock().unwrap_or_else(|p| p.into_inner()) = None;
-                    let end = Instant::now();
-                    (rec.finish(end), end)
-                })
-            })
-            .collect();
-        if let Some(at) = plan.start_at_us {
-            let late_us = wait_until(at, plan.stop);
-            // The schedules count from the common instant even when this
-            // process reached it late: the lateness shows as schedule lag.
-            let anchor = Instant::now()
-                .checked_sub(Duration::from_micros(late_us.max(0) as u64))
-                .unwrap_or_else(Instant::now);
-            let _ = shared.start.set(anchor);
-            if late_us > LATE_START_US {
-                shared.note(vec![format!(
-                    "this process reached the step's common start {:.1} ms late (it was still connecting or finishing the step before); its schedules count from the common start",
-                    late_us as f64 / 1000.0
-                )]);
-            }
+/// What the step will do: its rows (pairs, reads) where counted, else its
+/// seconds where timed.
+fn expected(plan: &StepPlan<'_>) -> super::Expected {
+    let c = plan.config;
+    let (rows, seconds) = match plan.step {
+        Step::Kv(op) => (c.kv_planned(op), c.duration),
+        Step::Wait => (None, Some(c.wait())),
+        step => (c.writes(step).map(|w| w.rows * plan.clients.len() as u64), None),
+    };
+    super::Expected { rows, seconds }
+}
+
+/// Each role's paced stream: its position among the step's paced streams.
+fn stream_phases(plan: &StepPlan<'_>, roles: &[(u32, Role)]) -> Vec<(u64, u64)> {
+    let paced: Vec<bool> = roles.iter().map(|&(_, r)| paced(plan.config, plan.step, r)).collect();
+    let n = paced.iter().filter(|&&p| p).count() as u64;
+    let mut k = 0;
+    paced
+        .iter()
+        .map(|&p| {
+            let s = (k, n);
+            k += p as u64;
+            s
+        })
+        .collect()
+}
+
+/// Phase 2: role `index`'s thread. It connects before the barrier
+/// (connecting is not part of the step), then runs once released; returns
+/// what it recorded and when it ended.
+fn start_role<'scope, C: Clock>(
+    scope: &'scope Scope<'scope, '_>,
+    plan: &'scope StepPlan<'scope>,
+    setup: &'scope Setup,
+    index: usize,
+    clock: C,
+) -> ScopedJoinHandle<'scope, (Recorded, Instant)> {
+    let c = plan.config;
+    let (client, role) = setup.roles[index];
+    let (table, slot) = if c.shared_table || role.kv() || role == Role::Wait {
+        (&plan.tables[0], client as usize)
+    } else {
+        (&plan.tables[client as usize], 0)
+    };
+    let shared = &setup.shared;
+    let worker = Worker {
+        plan,
+        clock,
+        shared,
+        client,
+        table,
+        slot,
+        stream: setup.streams[index],
+    };
+    scope.spawn(move || {
+        let conn = Conn::open(plan, role, &table.name);
+        if let Ok(conn) = &conn {
+            *shared.interrupters[index].lock().unwrap_or_else(|p| p.into_inner()) =
+                conn.interrupter().map(|i| (i, role.long()));
         }
-        // Every worker connected: the first sample, then their release. A
-        // sample taken after the release missed what the workers did before
-        // this thread got to it (on a busy core, whole operations of CPU).
-        barrier.wait();
-        let mut sampler = HostSampler::start(&plan.probe.servers, &plan.probe.disks, interval);
-        barrier.wait();
-        t0 = *shared.start.get_or_init(Instant::now);
-        started_at_us = plan.start_at_us.unwrap_or_else(unix_micros);
-        let done = &sampling_done;
-        let gauge_thread = plan
-            .stats
-            .map(|stats| scope.spawn(move || super::monitor::sample_gauges(stats, t0, interval, done)));
-        let mut halted_at: Option<Instant> = None;
-        let mut cancelled_at: Option<Instant> = None;
-        while !handles.iter().all(|h| h.is_finished()) {
-            let done = match kv {
-                Some(op) if op.reads() => shared.queries.load(Ordering::Relaxed),
-                Some(op) if op.deletes() => shared.deleted(),
-                _ => shared.inserted(),
-            };
-            plan.observer.step_progress(&step_name, done, t0.elapsed());
-            if c.max_seconds.is_some_and(|max| t0.elapsed().as_secs_f64() > max) {
-                shared.timed_out.store(true, Ordering::Relaxed);
-            }
-            let halting = plan.stop.requested() || shared.timed_out.load(Ordering::Relaxed) || shared.aborted();
-            if halting {
-                let since = *halted_at.get_or_insert_with(Instant::now);
-                if cancelled_at.is_none_or(|at| at.elapsed() >= Duration::from_millis(250)) {
-                    cancel_running(&shared, since.elapsed() >= GRACE);
-                    cancelled_at = Some(Instant::now());
-                }
-            }
-            let max_sleep = if halting {
-                Duration::from_millis(20)
-            } else {
-                Duration::from_millis(100)
-            };
-            std::thread::sleep(sampler.tick(t0, max_sleep));
+        // Connected; then released once the step's first sample is taken.
+        setup.barrier.wait();
+        setup.barrier.wait();
+        let t0 = *shared.start.get().expect("the start is set before the release");
+        if let Some(span) = plan.simulated {
+            clock.enter(span.epoch, t0);
         }
-        sampling_done.store(true, Ordering::Relaxed);
-        if let Some(g) = &gauge_thread {
-            g.thread().unpark(); // it parks until the next boundary
+        let mut rec = worker.recorder(role.op(), t0, paced(c, plan.step, role));
+        if let Some(outbox) = setup.outboxes.get(index) {
+            rec.hand_over(outbox.clone());
         }
-        if let Some(Ok(sampled)) = gauge_thread.map(|g| g.join()) {
-            gauges = sampled;
-        }
-        ended = t0;
-        for h in handles {
-            match h.join() {
-                Ok((rec, end)) => {
-                    ended = ended.max(end);
-                    recorded.push(rec);
-                }
-                Err(_) => {
-                    shared.errors.fetch_add(1, Ordering::Relaxed);
-                    shared.fail("a worker thread panicked".into());
-                }
-            }
-        }
-        sampled = Some(sampler);
-    });
-    // overwriteandwait: the rates count the writing; the engine counters
-    // read after the step include the compaction this waits for.
-    if plan.step == Step::Kv(KvOp::OverwriteAndWait) && !shared.aborted() && !plan.stop.requested() {
-        let waited = plan.connector.kv_session().and_then(|mut s| {
-            let interrupt = s.interrupter();
-            plan.stop
-                .guard(interrupt.as_ref(), || s.wait_for_compaction(KV_TABLE, plan.stop))
-        });
-        match waited {
-            Ok(notes) => shared.note(notes),
-            Err(e) if e.is_canceled() && plan.stop.requested() => {}
-            Err(e) => {
+        if let Err(e) = conn.and_then(|conn| worker.run(role, conn, &mut rec, t0)) {
+            // A statement cancelled because the step had to stop is not a failure.
+            let halted = plan.stop.requested() || shared.timed_out.load(Ordering::Relaxed);
+            if !(e.is_canceled() && halted) {
                 shared.errors.fetch_add(1, Ordering::Relaxed);
                 shared.fail(e.to_string());
             }
         }
+        *shared.interrupters[index].lock().unwrap_or_else(|p| p.into_inner()) = None;
+        let end = clock.now();
+        (rec.finish(end), end)
+    })
+}
+
+/// Phase 3: once every thread connected, the host's first sample, the
+/// step's start (a shard's common instant, the simulated timeline's next
+/// instant, or now), and the threads' release. A sample taken after the
+/// release would miss what the threads did before the sampler got to it
+/// (on a busy core, whole operations of CPU). Returns the start (monotonic
+/// and Unix µs) and the sampler.
+fn release<'a>(plan: &'a StepPlan<'_>, setup: &Setup) -> (Instant, i64, HostSampler<'a>) {
+    let shared = &setup.shared;
+    if let Some(at) = plan.start_at_us {
+        let late_us = wait_until(at, plan.stop);
+        // The schedules count from the common instant even when this
+        // process reached it late: the lateness shows as schedule lag.
+        let anchor = SystemClock
+            .now()
+            .checked_sub(Duration::from_micros(late_us.max(0) as u64))
+            .unwrap_or_else(|| SystemClock.now());
+        let _ = shared.start.set(anchor);
+        if late_us > LATE_START_US {
+            shared.note(vec![format!(
+                "this process reached the step's common start {:.1} ms late (it was still connecting or finishing the step before); its schedules count from the common start",
+                late_us as f64 / 1000.0
+            )]);
+        }
     }
-    let (system, host_intervals) = sampled.expect("the scope ran").finish();
-    let elapsed_s = ended.duration_since(t0).as_secs_f64();
-    let mut latencies: Vec<(Op, Latencies)> = Vec::new();
-    let mut intervals = Vec::new();
-    let mut interval_histograms = Vec::new();
-    let mut pacer_late = Vec::new();
+    if let Some(span) = plan.simulated {
+        let _ = shared.start.set(span.start);
+    }
+    setup.barrier.wait();
+    let sampler = HostSampler::start(&plan.probe.servers, &plan.probe.disks, setup.interval);
+    let t0 = *shared.start.get_or_init(|| SystemClock.now());
+    setup.barrier.wait();
+    (t0, plan.start_at_us.unwrap_or_else(unix_micros), sampler)
+}
+
+/// Phase 4: until every thread is done, on real time: the host sampled on
+/// the interval grid, progress reported, the results so far written out
+/// (`flush_seconds`), `max_seconds` enforced, and the sessions' statements
+/// cancelled once the step must stop.
+fn monitor<'a, T>(
+    plan: &StepPlan<'_>,
+    setup: &Setup,
+    (t0, started_at_us): (Instant, i64),
+    mut sampler: HostSampler<'a>,
+    handles: &[ScopedJoinHandle<'_, T>],
+) -> HostSampler<'a> {
+    let (c, shared) = (plan.config, &setup.shared);
+    let mut flusher = plan.flush.clone().map(|f| {
+        let outboxes = setup
+            .roles
+            .iter()
+            .map(|(_, r)| r.op())
+            .zip(setup.outboxes.iter().cloned());
+        Flusher::new(f, c, plan.step, plan.clients.len() as u32, outboxes.collect(), t0)
+    });
+    let mut halted_at: Option<Instant> = None;
+    let mut cancelled_at: Option<Instant> = None;
+    while !handles.iter().all(|h| h.is_finished()) {
+        let now = SystemClock.now();
+        let elapsed = now.saturating_duration_since(t0);
+        let done = match plan.step.kv() {
+            Some(op) if op.reads() => shared.queries.load(Ordering::Relaxed),
+            Some(op) if op.deletes() => shared.deleted(),
+            _ => shared.inserted(),
+        };
+        plan.observer.step_progress(&setup.name, done, elapsed);
+        if c.max_seconds.is_some_and(|max| elapsed.as_secs_f64() > max) {
+            shared.timed_out.store(true, Ordering::Relaxed);
+        }
+        let halting = plan.stop.requested() || shared.timed_out.load(Ordering::Relaxed) || shared.aborted();
+        if halting {
+            let since = *halted_at.get_or_insert(now);
+            if cancelled_at.is_none_or(|at| now.saturating_duration_since(at) >= Duration::from_millis(250)) {
+                cancel_running(shared, now.saturating_duration_since(since) >= GRACE);
+                cancelled_at = Some(now);
+            }
+        }
+        let mut sleep = sampler.tick(t0, Duration::from_millis(if halting { 20 } else { 100 }));
+        if let Some(f) = &mut flusher {
+            let progress = Progress {
+                t0,
+                started_at_us,
+                counts: counts(shared),
+                host: sampler.rows(),
+            };
+            if let Some(trouble) = f.tick(SystemClock.now(), &progress) {
+                shared.note(vec![trouble]);
+            }
+            sleep = sleep.min(f.due_in(SystemClock.now()) + Duration::from_millis(1));
+        }
+        SystemClock.sleep(sleep);
+    }
+    sampler
+}
+
+/// What the step's threads have done so far.
+fn counts(shared: &Shared) -> Counts {
+    Counts {
+        inserts: shared.inserted(),
+        deletes: shared.deleted(),
+        queries: shared.queries.load(Ordering::Relaxed),
+        indexed_rows: shared.indexed_rows.load(Ordering::Relaxed),
+        found: shared.found.load(Ordering::Relaxed),
+        errors: shared.errors.load(Ordering::Relaxed),
+        retries: shared.retries.load(Ordering::Relaxed),
+    }
+}
+
+/// What the step's threads and its monitor gathered.
+struct Ran<'a> {
+    t0: Instant,
+    started_at_us: i64,
+    /// When the last thread ended.
+    ended: Instant,
+    recorded: Vec<Recorded>,
+    sampler: HostSampler<'a>,
+    gauges: (Vec<GaugeRow>, Option<String>),
+}
+
+/// Phase 5: the threads joined: what each recorded, and the last end.
+fn join(
+    handles: Vec<ScopedJoinHandle<'_, (Recorded, Instant)>>,
+    shared: &Shared,
+    t0: Instant,
+) -> (Vec<Recorded>, Instant) {
+    let mut ended = t0;
+    let mut recorded = Vec::new();
+    for h in handles {
+        match h.join() {
+            Ok((rec, end)) => {
+                ended = ended.max(end);
+                recorded.push(rec);
+            }
+            Err(_) => {
+                shared.errors.fetch_add(1, Ordering::Relaxed);
+                shared.fail("a worker thread panicked".into());
+            }
+        }
+    }
+    (recorded, ended)
+}
+
+/// Phase 5, overwriteandwait: the rates count the writing; the engine
+/// counters read after the step include the compaction this waits for.
+fn wait_for_compaction(plan: &StepPlan<'_>, shared: &Shared) {
+    if plan.step != Step::Kv(KvOp::OverwriteAndWait) || shared.aborted() || plan.stop.requested() {
+        return;
+    }
+    let waited = plan.connector.kv_session().and_then(|mut s| {
+        let interrupt = s.interrupter();
+        plan.stop
+            .guard(interrupt.as_ref(), || s.wait_for_compaction(KV_TABLE, plan.stop))
+    });
+    match waited {
+        Ok(notes) => shared.note(notes),
+        Err(e) if e.is_canceled() && plan.stop.requested() => {}
+        Err(e) => {
+            shared.errors.fetch_add(1, Ordering::Relaxed);
+            shared.fail(e.to_string());
+        }
+    }
+}
+
+/// What the threads measured, merged per operation.
+#[derive(Default)]
+struct Merged {
+    latencies: Vec<(Op, Latencies)>,
+    intervals: Vec<IntervalRow>,
+    interval_histograms: Vec<IntervalHistogram>,
+    pacer_late: Vec<PacerLateness>,
+}
+
+/// Phase 6: per operation, the threads' histograms added, their interval
+/// rows kept and the all-clients series made, and their pacers' lateness.
+fn merge(recorded: &[Recorded], interval: Duration, elapsed_s: f64) -> Merged {
+    let mut merged = Merged::default();
     let mut ops: Vec<Op> = recorded.iter().map(|r| r.op).collect();
     ops.sort();
     ops.dedup();
     for op in ops {
         let parts: Vec<&Recorded> = recorded.iter().filter(|r| r.op == op).collect();
-        let mut merged = Latencies::default();
+        let mut latencies = Latencies::default();
         for p in &parts {
-            merged.merge(&p.latencies);
-            intervals.extend(p.rows.iter().cloned());
+            latencies.merge(&p.latencies);
+            merged.intervals.extend(p.rows.iter().cloned());
         }
-        latencies.push((op, merged));
-        let mut late: Option<hdrhistogram::Histogram<u64>> = None;
-        for h in parts.iter().filter_map(|p| p.overshoot.as_ref()) {
-            late.get_or_insert_with(crate::metrics::histogram)
-                .add(h)
-                .expect("same bounds");
-        }
-        if let Some(h) = late.filter(|h| !h.is_empty()) {
-            let over = h.count_between((super::LAG_WARNING_US * 1000.0) as u64, u64::MAX);
-            pacer_late.push((op, percentile_us(&h, 99.0), percentile_us(&h, 100.0), over, h.len()));
-        }
+        merged.latencies.push((op, latencies));
+        merged.pacer_late.extend(pacer_lateness(op, &parts));
         for (row, h) in merge_series(op, &parts, interval, elapsed_s) {
-            interval_histograms.push((op, row.t_s, row.count, h));
-            intervals.push(row);
+            merged.interval_histograms.push(IntervalHistogram {
+                op,
+                t_s: row.t_s,
+                count: row.count,
+                histogram: h,
+            });
+            merged.intervals.push(row);
         }
     }
-    let errors = shared.errors.load(Ordering::Relaxed);
-    let retries = shared.retries.load(Ordering::Relaxed);
-    let counts = (
-        shared.inserted(),
-        shared.deleted(),
-        shared.queries.load(Ordering::Relaxed),
-        shared.indexed_rows.load(Ordering::Relaxed),
-        shared.found.load(Ordering::Relaxed),
+    merged
+}
+
+/// How late the pacers of `op`'s paced streams woke, when any was paced.
+fn pacer_lateness(op: Op, parts: &[&Recorded]) -> Option<PacerLateness> {
+    let mut late: Option<hdrhistogram::Histogram<u64>> = None;
+    for h in parts.iter().filter_map(|p| p.overshoot.as_ref()) {
+        late.get_or_insert_with(crate::metrics::histogram)
+            .add(h)
+            .expect("same bounds");
+    }
+    let h = late.filter(|h| !h.is_empty())?;
+    Some(PacerLateness {
+        op,
+        p99_us: percentile_us(&h, 99.0),
+        max_us: percentile_us(&h, 100.0),
+        late: h.count_between((super::LAG_WARNING_US * 1000.0) as u64, u64::MAX),
+        waits: h.len(),
+    })
+}
+
+/// Phase 7: the counts, the merged measurements, and how the step ended.
+fn status(plan: &StepPlan<'_>, shared: Shared, ran: Ran<'_>) -> StepOutcome {
+    let elapsed_s = ran.ended.saturating_duration_since(ran.t0).as_secs_f64();
+    let merged = merge(
+        &ran.recorded,
+        Duration::from_secs_f64(plan.config.interval_seconds),
+        elapsed_s,
     );
+    let (system, host_intervals) = ran.sampler.finish();
+    let counts = counts(&shared);
     let timed_out = shared.timed_out.load(Ordering::Relaxed);
     let (error, mut notes) = shared.take();
-    notes.extend(gauges.1);
+    notes.extend(ran.gauges.1);
     let status = if error.is_some() {
-        "error"
+        StepStatus::Error
     } else if plan.stop.requested() {
-        "interrupted"
+        StepStatus::Interrupted
     } else if timed_out {
-        "timeout"
+        StepStatus::Timeout
     } else {
-        "ok"
+        StepStatus::Ok
     };
     StepOutcome {
         status,
         error,
         notes,
-        started_at_us,
+        started_at_us: ran.started_at_us,
         elapsed_s,
-        inserts: counts.0,
-        deletes: counts.1,
-        queries: counts.2,
-        indexed_rows: counts.3,
-        found: counts.4,
-        errors,
-        retries,
-        latencies,
-        intervals,
-        interval_histograms,
-        pacer_late,
+        counts,
+        latencies: merged.latencies,
+        intervals: merged.intervals,
+        interval_histograms: merged.interval_histograms,
+        pacer_late: merged.pacer_late,
         system,
         host_intervals,
-        gauges: gauges.0,
+        gauges: ran.gauges.0,
     }
 }
-
-/// Reaching a common start later than this (µs) is noted with the step.
-const LATE_START_US: i64 = 50_000;
 
 /// Sleeps until the wall clock reads `at_us` (Unix µs), or a stop is
 /// requested; returns how late it is then (µs; negative when stopped early).
@@ -386,7 +601,7 @@ fn wait_until(at_us: i64, stop: &crate::stop::Stop) -> i64 {
         if left <= 0 || stop.requested() {
             return -left;
         }
-        std::thread::sleep(Duration::from_micros(left.min(50_000) as u64));
+        SystemClock.sleep(Duration::from_micros(left.min(50_000) as u64));
     }
 }
 

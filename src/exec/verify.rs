@@ -14,11 +14,13 @@
 
 use super::kv_state::KvState;
 use super::tables::TableState;
+use crate::clock::{Clock, SystemClock};
 use crate::connect::{Bounds, Connector, KV_TABLE};
 use crate::error::Result;
 use crate::gen::{encode_key, KvValues, RowGen};
+use crate::results::StepRow;
 use crate::stop::Stop;
-use crate::workload::{Config, DataMode};
+use crate::workload::{Config, DataMode, Step, VerifyMode};
 use rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::collections::btree_map::{BTreeMap, Entry};
@@ -40,6 +42,50 @@ impl Check {
     }
     fn samples(self) -> bool {
         matches!(self, Check::Quick | Check::Full)
+    }
+}
+
+/// What verify checks with, after a step.
+pub(crate) struct Verify<'a> {
+    pub config: &'a Config,
+    pub connector: &'a dyn Connector,
+    /// Picks the sampled rows (the step's ordinal).
+    pub salt: u64,
+    pub stop: &'a Stop,
+}
+
+impl Verify<'_> {
+    /// After write step `step` of `tables` (or the key/value table `kv`,
+    /// when this run knows it): the check `verify` asks for, its verdict and
+    /// time in `row`.
+    pub(crate) fn after_step(&self, step: Step, tables: &[TableState], kv: Option<&KvState>, row: &mut StepRow) {
+        let c = self.config;
+        let check = match c.verify {
+            VerifyMode::Off => return,
+            VerifyMode::Full => Check::Full,
+            VerifyMode::Quick => Check::Quick,
+        };
+        let started = SystemClock.now();
+        let checked = match (step, kv) {
+            (Step::Kv(_), Some(kv)) => verify_kv(c, self.connector, kv, self.salt, check, self.stop),
+            (Step::Kv(_), None) => Ok(None),
+            _ => verify_tables(c, self.connector, tables, self.salt, check, self.stop),
+        };
+        row.verify_s = Some(SystemClock.now().saturating_duration_since(started).as_secs_f64());
+        match checked {
+            Ok(None) => {}
+            Ok(Some(verdict)) => {
+                row.verify = Some(c.verify.name().into());
+                row.verified = Some(verdict.is_ok());
+                row.verify_error = verdict.err();
+            }
+            Err(e) if e.is_canceled() && self.stop.requested() => {}
+            Err(e) => {
+                row.verify = Some(c.verify.name().into());
+                row.verified = Some(false);
+                row.verify_error = Some(format!("verify could not run: {e}"));
+            }
+        }
     }
 }
 
@@ -83,42 +129,9 @@ pub(crate) fn verify_tables(
                 "{}: expected {expected:?} (rows [{}, {})), found {found:?}",
                 table.name, w.tail, w.head
             ));
-            continue;
-        }
-        if w.is_empty() || !check.samples() {
-            continue;
-        }
-        let mut rng = Xoshiro256PlusPlus::seed_from_u64(config.seed ^ salt ^ table.number.rotate_left(32));
-        let mut numbers: Vec<u64> = (0..config.verify_sample)
-            .map(|_| w.tail + rng.next_u64() % w.len())
-            .collect();
-        numbers.extend([w.tail, w.head - 1]);
-        numbers.sort_unstable();
-        numbers.dedup();
-        // Keys grow with row numbers: the stored rows come back in the same order.
-        let keys: Vec<u64> = numbers.iter().map(|&n| table.key_of(n)).collect();
-        let generator = RowGen::new(&config.row_spec(table.number))?;
-        let stored = stop.guard(interrupt.as_ref(), || session.rows(&table.name, &keys))?;
-        if stored.len() != keys.len() {
-            problems.push(format!(
-                "{}: {} of {} sampled keys found",
-                table.name,
-                stored.len(),
-                keys.len()
-            ));
-            continue;
-        }
-        for ((&number, &key), row) in numbers.iter().zip(&keys).zip(&stored) {
-            let mut want = generator.row(number);
-            want.transactionid = key as i64;
-            if config.data == DataMode::Iibench {
-                // One time per batch: the batch's first row's, not regenerated here.
-                want.dateandtime = row.dateandtime;
-            }
-            if *row != want {
-                problems.push(format!("{}: row {key} is {row:?}, expected {want:?}", table.name));
-                break;
-            }
+        } else if !w.is_empty() && check.samples() {
+            let read = |keys: &[u64]| stop.guard(interrupt.as_ref(), || session.rows(&table.name, keys));
+            problems.extend(sampled_rows(config, table, salt, read)?);
         }
     }
     Ok(Some(if problems.is_empty() {
@@ -126,6 +139,49 @@ pub(crate) fn verify_tables(
     } else {
         Err(problems.join("; "))
     }))
+}
+
+/// A sample of `table`'s rows (`verify_sample`, and the first and last),
+/// read with `read`, against what the generator regenerates; the first
+/// difference, if any.
+fn sampled_rows(
+    config: &Config,
+    table: &TableState,
+    salt: u64,
+    mut read: impl FnMut(&[u64]) -> Result<Vec<crate::gen::Row>>,
+) -> Result<Option<String>> {
+    let w = table.bounds();
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(config.seed ^ salt ^ table.number.rotate_left(32));
+    let mut numbers: Vec<u64> = (0..config.verify_sample)
+        .map(|_| w.tail + rng.next_u64() % w.len())
+        .collect();
+    numbers.extend([w.tail, w.head - 1]);
+    numbers.sort_unstable();
+    numbers.dedup();
+    // Keys grow with row numbers: the stored rows come back in the same order.
+    let keys: Vec<u64> = numbers.iter().map(|&n| table.key_of(n)).collect();
+    let generator = RowGen::new(&config.row_spec(table.number))?;
+    let stored = read(&keys)?;
+    if stored.len() != keys.len() {
+        return Ok(Some(format!(
+            "{}: {} of {} sampled keys found",
+            table.name,
+            stored.len(),
+            keys.len()
+        )));
+    }
+    for ((&number, &key), row) in numbers.iter().zip(&keys).zip(&stored) {
+        let mut want = generator.row(number);
+        want.transactionid = key as i64;
+        if config.data == DataMode::Iibench {
+            // One time per batch: the batch's first row's, not regenerated here.
+            want.dateandtime = row.dateandtime;
+        }
+        if *row != want {
+            return Ok(Some(format!("{}: row {key} is {row:?}, expected {want:?}", table.name)));
+        }
+    }
+    Ok(None)
 }
 
 /// Checks the key/value table: when counting, the number of pairs equals

@@ -34,6 +34,33 @@ pub enum Length {
     },
 }
 
+/// `N` or `MIN..MAX` (`MIN..=MAX` too), checked.
+impl std::str::FromStr for Length {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Length, String> {
+        let num = |t: &str| {
+            t.trim()
+                .parse::<u32>()
+                .map_err(|_| format!("{t:?} is not a length (expected N or MIN..MAX)"))
+        };
+        let length = match s.split_once("..") {
+            Some((min, max)) => Length::Uniform {
+                min: num(min)?,
+                max: num(max.trim_start_matches('='))?,
+            },
+            None => Length::Fixed(num(s)?),
+        };
+        let (min, max) = length.bounds();
+        if min > max {
+            return Err(format!("min {min} is greater than max {max}"));
+        }
+        if max > MAX_LENGTH {
+            return Err(format!("{max} exceeds the largest value length {MAX_LENGTH}"));
+        }
+        Ok(length)
+    }
+}
+
 impl Length {
     /// Checks the bounds; `name` is the parameter's name for the error.
     pub fn check(&self, name: &str) -> Result<()> {

@@ -100,41 +100,38 @@ const HALT_POLL_NS: &str = "/sys/module/haltpoll/parameters/guest_halt_poll_ns";
 /// Host and build facts; `data` is the database's file or directory when it
 /// is local, `disks` the disks whose I/O the run counts.
 pub fn host_facts(data: Option<&Path>, disks: &super::Disks) -> Vec<Setting> {
+    let mut facts = cpu_facts();
+    facts.extend(system_facts());
+    facts.extend(data_facts(data, disks));
+    facts.extend(idle_facts());
+    facts.extend(build_facts());
+    facts
+}
+
+/// The CPU: model, threads, cores, SMT, frequency scaling and boost.
+fn cpu_facts() -> Vec<Setting> {
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let model = cpuinfo
-        .lines()
-        .find(|l| l.starts_with("model name"))
-        .and_then(|l| l.split_once(':'))
-        .map(|(_, v)| v.trim().to_string());
+    let field = |block: &str, k: &str| {
+        block
+            .lines()
+            .find(|l| l.starts_with(k))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, v)| v.trim().to_string())
+    };
+    let model = field(&cpuinfo, "model name");
     let threads = std::thread::available_parallelism().map(|n| n.get()).ok();
     let cores: BTreeSet<(String, String)> = cpuinfo
         .split("\n\n")
-        .filter_map(|block| {
-            let get = |k: &str| {
-                block
-                    .lines()
-                    .find(|l| l.starts_with(k))
-                    .and_then(|l| l.split_once(':'))
-                    .map(|(_, v)| v.trim().to_string())
-            };
-            Some((get("physical id")?, get("core id")?))
-        })
+        .filter_map(|block| Some((field(block, "physical id")?, field(block, "core id")?)))
         .collect();
-    let smt = read("/sys/devices/system/cpu/smt/active").map(|v| if v == "1" { "on" } else { "off" }.to_string());
+    let on_off = |v: String, on: &str| if v == on { "on" } else { "off" }.to_string();
+    let smt = read("/sys/devices/system/cpu/smt/active").map(|v| on_off(v, "1"));
     let boost = read("/sys/devices/system/cpu/cpufreq/boost")
-        .map(|v| if v == "1" { "on" } else { "off" }.to_string())
-        .or_else(|| {
-            read("/sys/devices/system/cpu/intel_pstate/no_turbo")
-                .map(|v| if v == "1" { "off" } else { "on" }.to_string())
-        });
-    let os = std::fs::read_to_string("/etc/os-release").ok().and_then(|t| {
-        t.lines()
-            .find_map(|l| l.strip_prefix("PRETTY_NAME=").map(|v| v.trim_matches('"').to_string()))
-    });
-    let (memory, swap_used) = meminfo();
-    let mount = data.and_then(super::system::mount_of);
+        .map(|v| on_off(v, "1"))
+        .or_else(|| read("/sys/devices/system/cpu/intel_pstate/no_turbo").map(|v| on_off(v, "0")));
+    let cpufreq = "/sys/devices/system/cpu/cpu*/cpufreq";
     let no_cpufreq = "no cpufreq in /sys (a VM, or a kernel without it)";
-    let mut facts = vec![
+    vec![
         fact("cpu_model", model, "/proc/cpuinfo", "no model name in /proc/cpuinfo"),
         fact(
             "cpu_threads",
@@ -149,24 +146,25 @@ pub fn host_facts(data: Option<&Path>, disks: &super::Disks) -> Vec<Setting> {
             "no core ids in /proc/cpuinfo",
         ),
         fact("smt", smt, "/sys/devices/system/cpu/smt/active", "not reported"),
-        fact(
-            "cpufreq_driver",
-            per_cpu("scaling_driver"),
-            "/sys/devices/system/cpu/cpu*/cpufreq",
-            no_cpufreq,
-        ),
-        fact(
-            "cpufreq_governor",
-            per_cpu("scaling_governor"),
-            "/sys/devices/system/cpu/cpu*/cpufreq",
-            no_cpufreq,
-        ),
+        fact("cpufreq_driver", per_cpu("scaling_driver"), cpufreq, no_cpufreq),
+        fact("cpufreq_governor", per_cpu("scaling_governor"), cpufreq, no_cpufreq),
         fact(
             "boost",
             boost,
             "/sys/devices/system/cpu/cpufreq/boost",
             "no boost or no_turbo control",
         ),
+    ]
+}
+
+/// The kernel, the distribution, memory and swap.
+fn system_facts() -> Vec<Setting> {
+    let os = std::fs::read_to_string("/etc/os-release").ok().and_then(|t| {
+        t.lines()
+            .find_map(|l| l.strip_prefix("PRETTY_NAME=").map(|v| v.trim_matches('"').to_string()))
+    });
+    let (memory, swap_used) = meminfo();
+    vec![
         fact(
             "kernel",
             read("/proc/sys/kernel/osrelease"),
@@ -186,30 +184,40 @@ pub fn host_facts(data: Option<&Path>, disks: &super::Disks) -> Vec<Setting> {
             "sampled",
             "not readable",
         ),
+    ]
+}
+
+/// Where the data lives: its file system, device, and the disks counted.
+fn data_facts(data: Option<&Path>, disks: &super::Disks) -> Vec<Setting> {
+    let mount = data.and_then(super::system::mount_of);
+    let no_path = "no local database path";
+    vec![
         fact(
             "data_filesystem",
             mount.as_ref().map(|m| format!("{} on {}", m.fstype, m.point)),
             "/proc/self/mountinfo",
-            "no local database path",
+            no_path,
         ),
-        fact(
-            "data_device",
-            mount.map(|m| m.source),
-            "/proc/self/mountinfo",
-            "no local database path",
-        ),
+        fact("data_device", mount.map(|m| m.source), "/proc/self/mountinfo", no_path),
         fact("data_disks", Some(disks.names().join(",")), disks.how(), ""),
+    ]
+}
+
+/// How idle CPUs wait: the cpuidle driver and governor, a KVM guest's halt polling.
+fn idle_facts() -> Vec<Setting> {
+    let cpuidle = "/sys/devices/system/cpu/cpuidle";
+    vec![
         fact(
             "cpuidle_driver",
             read("/sys/devices/system/cpu/cpuidle/current_driver"),
-            "/sys/devices/system/cpu/cpuidle",
+            cpuidle,
             NO_CPUIDLE,
         ),
         fact(
             "cpuidle_governor",
             read("/sys/devices/system/cpu/cpuidle/current_governor")
                 .or_else(|| read("/sys/devices/system/cpu/cpuidle/current_governor_ro")),
-            "/sys/devices/system/cpu/cpuidle",
+            cpuidle,
             NO_CPUIDLE,
         ),
         fact(
@@ -218,20 +226,24 @@ pub fn host_facts(data: Option<&Path>, disks: &super::Disks) -> Vec<Setting> {
             HALT_POLL_NS,
             "no haltpoll module (not a KVM guest using it)",
         ),
-    ];
-    facts.push(Setting {
+    ]
+}
+
+/// ibench's own build: its profile and version.
+fn build_facts() -> Vec<Setting> {
+    let build = |name: &str, value: &str| Setting {
         scope: "ibench",
-        name: "build_profile".into(),
-        value: if cfg!(debug_assertions) { "debug" } else { "release" }.into(),
+        name: name.into(),
+        value: value.into(),
         source: "compile time".into(),
-    });
-    facts.push(Setting {
-        scope: "ibench",
-        name: "version".into(),
-        value: env!("CARGO_PKG_VERSION").into(),
-        source: "compile time".into(),
-    });
-    facts
+    };
+    vec![
+        build(
+            "build_profile",
+            if cfg!(debug_assertions) { "debug" } else { "release" },
+        ),
+        build("version", env!("CARGO_PKG_VERSION")),
+    ]
 }
 
 /// Warnings for settings known to add noise to measurements; `server_local`:

@@ -92,6 +92,15 @@ impl Default for Latencies {
 }
 
 impl Latencies {
+    /// Adds one closed interval's times.
+    pub fn add_sparse(&mut self, c: &ClosedInterval) {
+        record_all(&mut self.response, &c.response);
+        record_all(&mut self.service, &c.service);
+        if let Some(lags) = &c.lag {
+            record_all(self.lag.get_or_insert_with(histogram), lags);
+        }
+    }
+
     /// Adds another thread's histograms.
     pub fn merge(&mut self, other: &Latencies) {
         self.response.add(&other.response).expect("same bounds");
@@ -169,6 +178,24 @@ fn record_all(h: &mut Histogram<u64>, values: &[(u64, u64)]) {
 /// Operations whose times a recorder buffers before recording them.
 const PENDING: usize = 256;
 
+/// One interval a recorder closed, as it hands it over while its step still
+/// runs (so the results can be written out before the step ends, and a
+/// crash loses at most what came after the last write).
+#[derive(Clone, Debug)]
+pub struct ClosedInterval {
+    /// The interval's index from the step's start.
+    pub index: u64,
+    /// The thread's row for it.
+    pub row: IntervalRow,
+    /// Its response, service and (paced) lag times, sparse.
+    pub response: Vec<(u64, u64)>,
+    pub service: Vec<(u64, u64)>,
+    pub lag: Option<Vec<(u64, u64)>>,
+}
+
+/// Where a thread's recorders hand over the intervals they close.
+pub type Outbox = std::sync::Mutex<Vec<ClosedInterval>>;
+
 /// One operation's times, in nanoseconds, until recorded.
 #[derive(Clone, Copy)]
 struct Times {
@@ -207,6 +234,8 @@ pub struct Recorder {
     overshoot: Option<Histogram<u64>>,
     /// The current interval's operations not yet in the histograms.
     pending: Vec<Times>,
+    /// Where closed intervals are handed over while the step runs, if anywhere.
+    outbox: Option<std::sync::Arc<Outbox>>,
 }
 
 /// What a recorder measured: the step's histograms, the thread's interval
@@ -257,7 +286,13 @@ impl Recorder {
             lag_windows: Vec::new(),
             overshoot: None,
             pending: Vec::with_capacity(PENDING),
+            outbox: None,
         }
+    }
+
+    /// Hands each interval over to `outbox` as it closes.
+    pub fn hand_over(&mut self, outbox: std::sync::Arc<Outbox>) {
+        self.outbox = Some(outbox);
     }
 
     /// Keeps how late the pacer itself woke (see `exec::Pacer::overshoot`).
@@ -343,28 +378,57 @@ impl Recorder {
         let l = &mut self.latencies;
         let window = sparse(&self.window);
         record_all(&mut l.response, &window);
-        if self.service_split {
-            record_all(&mut l.service, &sparse(&self.service_window));
-            if !self.service_window.is_empty() {
-                self.service_window.reset();
-            }
+        let service = if self.service_split {
+            let service = sparse(&self.service_window);
+            record_all(&mut l.service, &service);
+            Some(service)
         } else {
             record_all(&mut l.service, &window);
+            None
+        };
+        let lags = self.lag_window.as_ref().map(sparse);
+        if let (Some(all), Some(lags)) = (l.lag.as_mut(), &lags) {
+            record_all(all, lags);
+        }
+        if let Some(outbox) = &self.outbox {
+            let closed = self.closed(&window, service.as_ref(), lags.as_ref());
+            outbox.lock().unwrap_or_else(|p| p.into_inner()).push(closed);
+        }
+        if self.service_split && !self.service_window.is_empty() {
+            self.service_window.reset();
         }
         self.service_split = self.paced;
         self.windows.push(window);
         if !self.window.is_empty() {
             self.window.reset();
         }
-        if let Some(lag) = self.lag_window.as_mut() {
-            let lags = sparse(lag);
-            if let Some(all) = l.lag.as_mut() {
-                record_all(all, &lags);
-            }
+        if let (Some(lag), Some(lags)) = (self.lag_window.as_mut(), lags) {
             self.lag_windows.push(lags);
             if !lag.is_empty() {
                 lag.reset();
             }
+        }
+    }
+
+    /// The interval being closed, as handed over: its row (from the
+    /// window's histograms, before they reset) and its times.
+    fn closed(&self, window: &Sparse, service: Option<&Sparse>, lags: Option<&Sparse>) -> ClosedInterval {
+        let interval_s = self.interval.as_secs_f64();
+        let t_s = self.current as f64 * interval_s;
+        ClosedInterval {
+            index: self.current,
+            row: summarise(
+                Some(self.client),
+                self.op,
+                t_s,
+                interval_s,
+                t_s + interval_s,
+                &self.window,
+                self.lag_window.as_ref(),
+            ),
+            response: window.clone(),
+            service: service.unwrap_or(window).clone(),
+            lag: lags.cloned(),
         }
     }
 
@@ -473,6 +537,21 @@ pub fn merge_series(op: Op, parts: &[&Recorded], interval: Duration, end_s: f64)
             (row, serialize(&h))
         })
         .collect()
+}
+
+/// The all-clients row of one interval from every thread's closed
+/// interval `parts` (one operation, one index), and its response times'
+/// histogram, serialized.
+pub fn merge_sparse(op: Op, parts: &[ClosedInterval]) -> (IntervalRow, Vec<u8>) {
+    let (mut h, mut lag) = (histogram(), histogram());
+    fill(&mut h, parts.iter().map(|p| p.response.as_slice()));
+    let paced = parts.iter().any(|p| p.lag.is_some());
+    if paced {
+        fill(&mut lag, parts.iter().filter_map(|p| p.lag.as_deref()));
+    }
+    let (t_s, interval_s) = parts.first().map_or((0.0, 0.0), |p| (p.row.t_s, p.row.length_s));
+    let row = summarise(None, op, t_s, interval_s, t_s + interval_s, &h, paced.then_some(&lag));
+    (row, serialize(&h))
 }
 
 /// Microseconds since the Unix epoch, now (wall-clock stamps of runs and steps).

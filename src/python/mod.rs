@@ -26,6 +26,12 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The steps table's percentile and lag columns: (quantile, suffix).
     m.add("PERCENTILES", crate::results::PERCENTILES.to_vec())?;
     m.add("LAG_STATS", crate::results::LAG_STATS.to_vec())?;
+    // Every run parameter: (name, documentation), as `ibench.parameters()` lists them.
+    let params: Vec<(&str, String)> = crate::workload::PARAMETERS
+        .iter()
+        .map(|p| (p.name, p.doc.lines().map(str::trim).collect::<Vec<_>>().join(" ")))
+        .collect();
+    m.add("PARAMETERS", params)?;
     // The key/value steps by what their rate counts: pairs written (ips),
     // read (qps) or deleted (dps); flush and waitforcompaction have none.
     use crate::workload::KvOp;

@@ -102,7 +102,7 @@ fn run(
         return Err(e);
     }
     let run = outcome.results.run;
-    Ok((outcome.dir.display().to_string(), run.status, run.error))
+    Ok((outcome.dir.display().to_string(), run.status.to_string(), run.error))
 }
 
 /// The configuration resolved from `layers` and `config_file`, checked,

@@ -78,7 +78,7 @@ impl RunHandle {
                 .results()
                 .steps
                 .get(done)
-                .map(|s| (s.status.clone(), s.error.clone()));
+                .map(|s| (s.status.to_string(), s.error.clone()));
             Ok(match outcome {
                 Ok(()) => row.unwrap_or_else(|| ("ok".into(), None)),
                 Err(e) => {
@@ -113,7 +113,7 @@ impl RunHandle {
                 .ok_or_else(|| crate::Error::config("finish", "the run is finished"))?;
             let outcome = lock(&self.failed).take().map_or(Ok(()), Err);
             let out = runner.finish(outcome, &stop)?;
-            Ok::<_, crate::Error>((out.results.run.status, out.results.run.error))
+            Ok::<_, crate::Error>((out.results.run.status.to_string(), out.results.run.error))
         })
         .map_err(Into::into)
     }

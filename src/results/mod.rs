@@ -11,6 +11,7 @@ mod parquet_file;
 mod run_results;
 mod runs;
 mod server;
+mod status;
 mod steps;
 
 pub use generated::{binary_array, encoded_keys_array, keys_array, rows_batch, rows_schema, text_array};
@@ -18,4 +19,5 @@ pub use histograms::HistogramRow;
 pub use parquet_file::ParquetFile;
 pub use run_results::RunResults;
 pub use runs::{RunRow, SCHEMA_VERSION};
-pub use steps::{StepRow, LAG_STATS, PACED_OPS, PERCENTILES, STEP_OPS};
+pub use status::{CampaignRunStatus, RunStatus, StepStatus};
+pub use steps::{OpLag, OpLatency, StepRow, LAG_STATS, PACED_OPS, PERCENTILES, STEP_OPS};

@@ -42,11 +42,18 @@ impl ParquetFile {
             .map_err(|e| Error::format(format!("cannot write {}", self.path.display()), e))
     }
 
-    /// Writes the footer and closes the file.
+    /// Writes the footer, then syncs the file to its disk: a caller that
+    /// renames it into place afterwards never leaves an empty or partial
+    /// file behind a power loss.
     pub fn finish(self) -> Result<()> {
-        self.writer
-            .close()
-            .map(|_| ())
-            .map_err(|e| Error::format(format!("cannot finish {}", self.path.display()), e))
+        let file = self
+            .writer
+            .into_inner()
+            .map_err(|e| Error::format(format!("cannot finish {}", self.path.display()), e))?;
+        file.sync_all().map_err(|source| Error::Io {
+            action: "cannot sync",
+            path: self.path,
+            source,
+        })
     }
 }

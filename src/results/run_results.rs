@@ -141,17 +141,36 @@ impl RunResults {
             ("gauges", self.gauges_batch()?),
             ("disks", self.disks_batch()?),
         ] {
-            let path = dir.join(format!("{name}.parquet"));
-            let tmp = dir.join(format!(".{name}.parquet.tmp"));
-            let mut file = ParquetFile::create(&tmp, batch.schema())?;
-            file.write(&batch)?;
-            file.finish()?;
-            std::fs::rename(&tmp, &path).map_err(|source| Error::Io {
-                action: "cannot replace",
-                path: path.clone(),
-                source,
-            })?;
+            write_whole(dir, name, &batch)?;
         }
         Ok(())
     }
+
+    /// Writes table `table` (`steps`, `intervals` or `histograms`) as
+    /// `dir/stem.parquet`, whole and then renamed over any older one: a
+    /// running step's partial files (docs/results.md).
+    pub fn write_table(&self, dir: &Path, table: &str, stem: &str) -> Result<()> {
+        let batch = match table {
+            "steps" => self.steps_batch()?,
+            "intervals" => self.intervals_batch()?,
+            "histograms" => self.histograms_batch()?,
+            _ => unreachable!("no partial table {table}"),
+        };
+        write_whole(dir, stem, &batch)
+    }
+}
+
+/// Writes `batch` as `dir/name.parquet`: whole into a temporary file, then
+/// renamed over it.
+fn write_whole(dir: &Path, name: &str, batch: &RecordBatch) -> Result<()> {
+    let path = dir.join(format!("{name}.parquet"));
+    let tmp = dir.join(format!(".{name}.parquet.tmp"));
+    let mut file = ParquetFile::create(&tmp, batch.schema())?;
+    file.write(batch)?;
+    file.finish()?;
+    std::fs::rename(&tmp, &path).map_err(|source| Error::Io {
+        action: "cannot replace",
+        path: path.clone(),
+        source,
+    })
 }

@@ -34,8 +34,8 @@ pub struct RunRow {
     pub config: String,
     /// Settings the connector applied, JSON object.
     pub settings: String,
-    /// "running", "ok", "error" or "interrupted".
-    pub status: String,
+    /// Where the run is.
+    pub status: super::RunStatus,
     /// The error that ended the run.
     pub error: Option<String>,
     /// Settings known to add noise, and maintenance skipped for lack of a

@@ -22,6 +22,26 @@ pub const PACED_OPS: [Op; 2] = [Op::Insert, Op::Delete];
 /// The schedule-lag statistics, with their column suffixes.
 pub const LAG_STATS: [(f64, &str); 3] = [(50.0, "p50"), (99.0, "p99"), (100.0, "max")];
 
+/// One operation's latency percentiles over a step.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OpLatency {
+    /// The operation.
+    pub op: Op,
+    /// Response-time percentiles ([`PERCENTILES`] order), µs.
+    pub response: [f64; 5],
+    /// Service-time percentiles ([`PERCENTILES`] order), µs.
+    pub service: [f64; 5],
+}
+
+/// A paced operation's schedule lag over a step.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OpLag {
+    /// The operation.
+    pub op: Op,
+    /// Lag statistics ([`LAG_STATS`] order), µs.
+    pub lag: [f64; 3],
+}
+
 /// One step's summary.
 #[derive(Clone, Debug, Default)]
 pub struct StepRow {
@@ -29,8 +49,8 @@ pub struct StepRow {
     pub run_id: String,
     /// The step's name (`l.i0`, `qr100`, ...).
     pub step: String,
-    /// "ok", "error", "interrupted" or "timeout".
-    pub status: String,
+    /// How the step ended.
+    pub status: super::StepStatus,
     /// The error that ended the step.
     pub error: Option<String>,
     /// Wall-clock start, µs since the Unix epoch.
@@ -83,10 +103,10 @@ pub struct StepRow {
     pub live_rows: u64,
     /// The largest window each table had during the step, summed over tables.
     pub live_rows_max: u64,
-    /// Per op: response then service percentiles (PERCENTILES order), µs.
-    pub latencies: Vec<(Op, [f64; 5], [f64; 5])>,
-    /// Per paced op: schedule-lag percentiles (LAG_STATS order), µs.
-    pub lags: Vec<(Op, [f64; 3])>,
+    /// Per op: response and service percentiles.
+    pub latencies: Vec<OpLatency>,
+    /// Per paced op: schedule-lag statistics.
+    pub lags: Vec<OpLag>,
     /// Key/value reads that found their key (read steps).
     pub found: Option<u64>,
     /// What the storage engine did (RocksDB).
@@ -115,7 +135,7 @@ impl StepRow {
     }
     /// True when the step ran its course.
     pub fn ok(&self) -> bool {
-        self.status == "ok"
+        self.status == super::StepStatus::Ok
     }
 
     /// The values of [`COST_COLUMNS`] (see [`per_operation`]).
@@ -125,13 +145,13 @@ impl StepRow {
 
     /// Statistic `index` (LAG_STATS order) of `op`'s schedule lag, µs.
     pub fn lag(&self, op: Op, index: usize) -> Option<f64> {
-        self.lags.iter().find(|(o, _)| *o == op).map(|(_, l)| l[index])
+        self.lags.iter().find(|l| l.op == op).map(|l| l.lag[index])
     }
 
     /// Percentile `index` (PERCENTILES order) of `op`'s response or service time, µs.
     pub fn latency(&self, op: Op, service: bool, index: usize) -> Option<f64> {
-        let (_, resp, svc) = self.latencies.iter().find(|(o, _, _)| *o == op)?;
-        Some(if service { svc[index] } else { resp[index] })
+        let l = self.latencies.iter().find(|l| l.op == op)?;
+        Some(if service { l.service[index] } else { l.response[index] })
     }
 }
 
@@ -178,37 +198,11 @@ fn null_of(kind: Kind) -> Cell<'static> {
     }
 }
 
-/// The columns of `steps.parquet`.
+/// The columns of `steps.parquet`, in their order: the step's outcome,
+/// its costs, its latencies, the engine's counters, its sizes and verdicts,
+/// its schedule lags, and the counters the costs divide.
 pub(crate) fn columns() -> Vec<Column<StepRow>> {
-    let mut c: Vec<Column<StepRow>> = vec![
-        col!("run_id", str, |s: &StepRow| s.run_id.as_str()),
-        col!("step", str, |s: &StepRow| s.step.as_str()),
-        col!("status", str, |s: &StepRow| s.status.as_str()),
-        col!("error", str?, |s: &StepRow| s.error.as_deref()),
-        col!("started_at", time, |s: &StepRow| s.started_at_us),
-        col!("elapsed_s", f64, |s: &StepRow| s.elapsed_s),
-        col!("clients", u32, |s: &StepRow| s.clients),
-        col!("rows_per_commit", u32?, |s: &StepRow| s.rows_per_commit),
-        col!("inserts", u64, |s: &StepRow| s.inserts),
-        col!("deletes", u64, |s: &StepRow| s.deletes),
-        col!("queries", u64, |s: &StepRow| s.queries),
-        col!("ips", f64, |s: &StepRow| s.ips()),
-        col!("dps", f64, |s: &StepRow| s.dps()),
-        col!("qps", f64, |s: &StepRow| s.qps()),
-        col!("indexed_rows_per_s", f64?, |s: &StepRow| s
-            .indexed_rows
-            .map(|n| s.rate(n))),
-        col!("target_ips", f64?, |s: &StepRow| s.target_ips),
-        col!("sla_ok", bool?, |s: &StepRow| s.sla_ok),
-        col!("verified", bool?, |s: &StepRow| s.verified),
-        col!("verify_error", str?, |s: &StepRow| s.verify_error.as_deref()),
-        col!("errors", u64, |s: &StepRow| s.errors),
-        col!("db_size_bytes", u64?, |s: &StepRow| s.db_size_bytes),
-        col!("live_rows", u64, |s: &StepRow| s.live_rows),
-        col!("retries", u64, |s: &StepRow| s.retries),
-        col!("db_size_before_bytes", u64?, |s: &StepRow| s.db_size_before_bytes),
-        col!("server_max_rss_bytes", u64?, |s: &StepRow| s.system.server_rss),
-    ];
+    let mut c = outcome_columns();
     for (i, name) in COST_COLUMNS.iter().enumerate() {
         c.push(col!(*name, f64?, |s: &StepRow| s.costs()[i]));
     }
@@ -240,9 +234,47 @@ pub(crate) fn columns() -> Vec<Column<StepRow>> {
             c.push(col!(name, f64?, |s: &StepRow| s.lag(op, i)));
         }
     }
-    // The counters the per-operation costs divide, so costs can be summed
-    // (over shards, steps or runs) and divided again.
-    c.extend([
+    c.extend(cost_base_columns());
+    c
+}
+
+/// The step's outcome: status, time, counts, rates, verdicts, sizes.
+fn outcome_columns() -> Vec<Column<StepRow>> {
+    vec![
+        col!("run_id", str, |s: &StepRow| s.run_id.as_str()),
+        col!("step", str, |s: &StepRow| s.step.as_str()),
+        col!("status", str, |s: &StepRow| s.status.as_str()),
+        col!("error", str?, |s: &StepRow| s.error.as_deref()),
+        col!("started_at", time, |s: &StepRow| s.started_at_us),
+        col!("elapsed_s", f64, |s: &StepRow| s.elapsed_s),
+        col!("clients", u32, |s: &StepRow| s.clients),
+        col!("rows_per_commit", u32?, |s: &StepRow| s.rows_per_commit),
+        col!("inserts", u64, |s: &StepRow| s.inserts),
+        col!("deletes", u64, |s: &StepRow| s.deletes),
+        col!("queries", u64, |s: &StepRow| s.queries),
+        col!("ips", f64, |s: &StepRow| s.ips()),
+        col!("dps", f64, |s: &StepRow| s.dps()),
+        col!("qps", f64, |s: &StepRow| s.qps()),
+        col!("indexed_rows_per_s", f64?, |s: &StepRow| s
+            .indexed_rows
+            .map(|n| s.rate(n))),
+        col!("target_ips", f64?, |s: &StepRow| s.target_ips),
+        col!("sla_ok", bool?, |s: &StepRow| s.sla_ok),
+        col!("verified", bool?, |s: &StepRow| s.verified),
+        col!("verify_error", str?, |s: &StepRow| s.verify_error.as_deref()),
+        col!("errors", u64, |s: &StepRow| s.errors),
+        col!("db_size_bytes", u64?, |s: &StepRow| s.db_size_bytes),
+        col!("live_rows", u64, |s: &StepRow| s.live_rows),
+        col!("retries", u64, |s: &StepRow| s.retries),
+        col!("db_size_before_bytes", u64?, |s: &StepRow| s.db_size_before_bytes),
+        col!("server_max_rss_bytes", u64?, |s: &StepRow| s.system.server_rss),
+    ]
+}
+
+/// The counters the per-operation costs divide, so costs can be summed
+/// (over shards, steps or runs) and divided again.
+fn cost_base_columns() -> Vec<Column<StepRow>> {
+    vec![
         col!("cost_ops", u64?, |s: &StepRow| s.cost_ops),
         col!("host_cpu_s", f64?, |s: &StepRow| s.system.host_busy_s),
         col!("client_cpu_s", f64?, |s: &StepRow| s.system.client_cpu_s),
@@ -259,6 +291,5 @@ pub(crate) fn columns() -> Vec<Column<StepRow>> {
             .system
             .disk
             .map(|d| d.written_bytes)),
-    ]);
-    c
+    ]
 }

@@ -53,6 +53,15 @@ impl Kind {
         }
     }
 
+    /// Its name, as a campaign file spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Postgres => "postgres",
+            Kind::Mariadb => "mariadb",
+            Kind::Mysql => "mysql",
+        }
+    }
+
     /// The signal that shuts the server down cleanly and at once:
     /// PostgreSQL's fast shutdown (SIGINT), MySQL's SIGTERM.
     fn shutdown_signal(self) -> libc::c_int {
@@ -446,6 +455,24 @@ impl Managed {
             Kind::Postgres => format!("postgres://postgres@127.0.0.1:{}/postgres", self.port),
             Kind::Mariadb | Kind::Mysql => format!("mysql://root@127.0.0.1:{}/test", self.port),
         }
+    }
+
+    /// Creates account `user` with `password` and every privilege on the
+    /// fresh server (MariaDB and MySQL: its server's default authentication
+    /// plugin, MySQL 8+'s caching_sha2_password), so runs log in as a user
+    /// with a password rather than as root without one; returns the DSN
+    /// that names it (the password stays out of it).
+    pub fn create_user(&self, user: &str, password: &str) -> Result<String> {
+        match self.kind {
+            Kind::Mariadb | Kind::Mysql => mysql::create_user(&self.dir, user, password)?,
+            Kind::Postgres => {
+                return Err(Error::config(
+                    "user",
+                    "a managed PostgreSQL trusts its local connections: a user with a password is for mariadb and mysql servers",
+                ))
+            }
+        }
+        Ok(format!("mysql://{user}@127.0.0.1:{}/test", self.port))
     }
 
     /// The port it listens on (127.0.0.1).

@@ -6,7 +6,7 @@
 //! a child process; database `test` is created once it accepts connections.
 
 use super::{find_binary, hand_over, path_dirs, setup, version_of, Fresh, Kind, Prepared};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use mysql::prelude::Queryable;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -54,13 +54,20 @@ fn configure(at: &Fresh<'_>) -> Result<PathBuf> {
     // so a shared /tmp loses another server's temporary tables, and two
     // servers starting at once break each other's installation.
     let tmp = dir.join("tmp");
-    std::fs::create_dir(&tmp).map_err(super::io("cannot create", &tmp))?;
-    hand_over(&tmp, account)?;
+    // secure_file_priv of its own too: a build's compiled-in default
+    // (Debian's MySQL: /var/lib/mysql-files) need not exist, and the server
+    // refuses to start without it.
+    let files = dir.join("files");
+    for d in [&tmp, &files] {
+        std::fs::create_dir(d).map_err(super::io("cannot create", d))?;
+        hand_over(d, account)?;
+    }
     let cnf = dir.join("my.cnf");
     let text = format!(
-        "[mysqld]\ndatadir = {}\ntmpdir = {}\n\n# the given configuration\n{}\n\n# ibench's own, after it so that they win\n[mysqld]\nport = {}\nbind-address = 127.0.0.1\nsocket = {}\npid-file = {}\n",
+        "[mysqld]\ndatadir = {}\ntmpdir = {}\nsecure-file-priv = {}\n\n# the given configuration\n{}\n\n# ibench's own, after it so that they win\n[mysqld]\nport = {}\nbind-address = 127.0.0.1\nsocket = {}\npid-file = {}\n",
         dir.join("data").display(),
         tmp.display(),
+        files.display(),
         at.spec.config,
         at.port,
         socket(dir).display(),
@@ -101,6 +108,26 @@ pub(super) fn ready(dir: &Path) -> bool {
         Ok(mut c) => c.query_drop("CREATE DATABASE IF NOT EXISTS test").is_ok(),
         Err(_) => false,
     }
+}
+
+/// Creates `user` identified by `password`, with every privilege, as root
+/// over the socket in `dir`: at host `%`, and at `localhost` too, where
+/// mariadb-install-db's anonymous account would otherwise match a login
+/// from 127.0.0.1 first.
+pub(super) fn create_user(dir: &Path, user: &str, password: &str) -> Result<()> {
+    let opts = mysql::OptsBuilder::new()
+        .socket(Some(socket(dir).to_string_lossy()))
+        .user(Some("root"));
+    let fail = |e: mysql::Error| Error::config("user", format!("cannot create {user:?} on the managed server: {e}"));
+    let mut c = mysql::Conn::new(opts).map_err(fail)?;
+    let quoted = |s: &str| format!("'{}'", s.replace('\\', "\\\\").replace('\'', "''"));
+    for host in ["%", "localhost"] {
+        let account = format!("{}@'{host}'", quoted(user));
+        c.query_drop(format!("CREATE USER {account} IDENTIFIED BY {}", quoted(password)))
+            .and_then(|()| c.query_drop(format!("GRANT ALL ON *.* TO {account} WITH GRANT OPTION")))
+            .map_err(fail)?;
+    }
+    Ok(())
 }
 
 /// The server's socket, in its directory `dir`.

@@ -1,544 +1,372 @@
-//! A run's configuration: a preset, overlaid by a TOML file, overlaid by flags
-//! or keyword arguments. The resolved configuration is recorded with the run.
+//! A run's configuration: every parameter declared once (below), resolved
+//! from a preset, overlaid by a TOML file, overlaid by flags or keyword
+//! arguments. The resolved configuration is recorded with the run.
 
-use super::step::{QueryKind, Step, STANDARD_STEPS};
+use super::choices::{Compat, DataMode, Distribution, MaintenanceStyle, Pacing, Shard, Statements, VerifyMode};
+use super::params::{at_least, params, positive, within};
+use super::presets;
+use super::step::{QueryKind, Step};
 use crate::error::{Error, Result};
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
-/// Every parameter of an Insert Benchmark run. Row counts are per table.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Config {
-    /// The database, as a DSN (`sqlite:PATH`, `sqlite::memory:`, `null:`, ...);
-    /// empty for a SQLite file in the run directory.
-    pub db: String,
-    /// The preset the other values started from.
-    pub preset: String,
-    /// The steps to run, in order.
-    pub steps: Vec<String>,
-    /// Clients: each has its own table (unless `shared_table`) and up to three
+/// The name of run parameter `field`, checked against its declaration at
+/// compile time: code names a parameter in an error without spelling it.
+macro_rules! param {
+    ($field:ident) => {{
+        let _ = |c: &$crate::workload::Config| {
+            let _ = &c.$field;
+        };
+        stringify!($field)
+    }};
+}
+pub(crate) use param;
+
+params! {
+    /// The database, as a DSN: sqlite:PATH, sqlite::memory:,
+    /// postgres://user:pass@host:port/db, mysql://user:pass@host:port/db?engine=innodb|rocksdb,
+    /// rocksdb:PATH[?compaction_style=universal&compression=lz4&...], or
+    /// null:[?latency=exp:1ms&stall=2s@5s]. Empty: a SQLite file in the run
+    /// directory (RocksDB for key/value steps alone).
+    #[arg(long)]
+    db: String = String::new();
+
+    /// The preset the other values start from: quick, small-1, small-4,
+    /// large-12-cpu, large-12-io (the Insert Benchmark), kv-quick or
+    /// universal-compression (key/value steps).
+    #[arg(long)]
+    preset: String = "quick".into();
+
+    /// The steps to run, in order, comma-separated: l.i0,l.x,l.i1,l.i2,wait,qr100,qp100,...
+    /// or fillseq,fillrandom,filluniquerandom,overwrite,overwritesome,overwriteandwait,
+    /// readrandom,seekrandom,readwhilewriting,readseq,readreverse,multireadrandom,
+    /// fwdrange,revrange,updaterandom,mergerandom,deleterandom,deleteseq,flush,
+    /// waitforcompaction (default: the preset's).
+    #[arg(long)]
+    steps: Vec<Step> = super::step::standard_steps();
+
+    /// Clients: each has its own table (unless shared_table) and up to three
     /// connections (insert, delete, query).
-    pub clients: u32,
+    #[arg(long)]
+    clients: u32 = 1, check = within(1, 1024);
+
     /// All clients use one table instead of one each.
-    pub shared_table: bool,
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    shared_table: bool = false;
+
     /// Rows each client inserts in l.i0.
-    pub rows_l_i0: u64,
+    #[arg(long)]
+    rows_l_i0: u64 = 100_000, check = at_least(1);
+
     /// Rows each client inserts in l.i1.
-    pub rows_l_i1: u64,
+    #[arg(long)]
+    rows_l_i1: u64 = 20_000, check = at_least(1);
+
     /// Rows each client inserts in l.i2.
-    pub rows_l_i2: u64,
+    #[arg(long)]
+    rows_l_i2: u64 = 5_000, check = at_least(1);
+
     /// Rows per commit in l.i0.
-    pub rows_per_commit_l_i0: u32,
+    #[arg(long)]
+    rows_per_commit_l_i0: u32 = 100, check = within(1, 4096);
+
     /// Rows per commit in l.i1.
-    pub rows_per_commit_l_i1: u32,
+    #[arg(long)]
+    rows_per_commit_l_i1: u32 = 50, check = within(1, 4096);
+
     /// Rows per commit in l.i2.
-    pub rows_per_commit_l_i2: u32,
+    #[arg(long)]
+    rows_per_commit_l_i2: u32 = 5, check = within(1, 4096);
+
     /// Rows per commit of the background inserts and deletes in q steps.
-    pub rows_per_commit_q: u32,
-    /// Delete as many rows from the tail as are inserted (l.i1, l.i2, q steps),
-    /// so the table size stays constant.
-    pub delete_per_insert: bool,
+    #[arg(long)]
+    rows_per_commit_q: u32 = 50, check = within(1, 4096);
+
+    /// Delete as many rows from the tail as are inserted (l.i1, l.i2, q
+    /// steps), so the table size stays constant.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    delete_per_insert: bool = true;
+
     /// Secondary indexes created by l.x (0 to 3).
-    pub secondary_indexes: u8,
-    /// How long each q step runs: it inserts `query_seconds × rate` rows per client.
-    pub query_seconds: f64,
-    /// Sleep of the wait step after maintenance; default min(1200, 60 + rows_l_i0 / 10^6).
-    pub wait_seconds: Option<f64>,
-    /// Length range of the `data` column, both ends included.
-    pub data_length: [u32; 2],
-    /// Compressed/raw ratio of `data`.
-    pub ratio: f64,
+    #[arg(long)]
+    secondary_indexes: u8 = 3, check = within(0, 3);
+
+    /// How long each q step runs: it inserts query_seconds × rate rows per client.
+    #[arg(long)]
+    query_seconds: f64 = 3.0, check = positive;
+
+    /// The wait step's sleep after maintenance; default min(1200, 60 + M/10^6)
+    /// for the M rows of l.i0, all clients.
+    #[arg(long)]
+    wait_seconds: Option<f64> = Some(1.0);
+
+    /// Length range of the data column, both ends included: N or MIN..MAX.
+    #[arg(long)]
+    data_length: [u32; 2] = [10, 20];
+
+    /// Compressed/raw ratio of the data column (and of key/value values).
+    #[arg(long)]
+    ratio: f64 = 0.5;
+
     /// The seed of every generated row and query.
-    pub seed: u64,
-    /// Let the database assign primary keys (AUTO_INCREMENT, a BIGSERIAL with
-    /// CACHE 1000, SQLite's rowid) instead of the client; deletes then remove
-    /// the oldest rows with `ORDER BY transactionid LIMIT n`.
-    pub server_keys: bool,
-    /// How the Insert Benchmark's statements are sent: `prepared`
-    /// (server-side prepared statements, binary parameters) or `literal`
-    /// (the reference client's texts: values in the SQL, PostgreSQL's
-    /// queries through SQL `PREPARE`/`EXECUTE`).
-    pub statements: Statements,
-    /// What the rows hold: `ibench` (`data` compressible to `ratio`, a
-    /// clock-like `dateandtime` per row) or `iibench` (the reference's
-    /// `data` construction, one `dateandtime` per batch at second
-    /// resolution, the wall clock as the reference's: the one value the seed
-    /// does not determine, so verify does not compare it).
-    pub data: DataMode,
-    /// `data = "iibench"`: the share of `data` meant to be random, as the
-    /// reference's `--data_random_pct` (it makes int(len × 0.75 × pct/100)
+    #[arg(long)]
+    seed: u64 = 0;
+
+    /// Let the database assign primary keys (AUTO_INCREMENT, a BIGSERIAL
+    /// caching 1000, SQLite's rowid) instead of the client; deletes then
+    /// remove the oldest rows with ORDER BY transactionid LIMIT n.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    server_keys: bool = false;
+
+    /// How the Insert Benchmark's statements are sent: prepared
+    /// (server-side prepared statements, binary parameters) or literal (the
+    /// reference client's texts: values in the SQL, PostgreSQL's queries
+    /// through SQL PREPARE/EXECUTE).
+    #[arg(long)]
+    statements: Statements = Statements::Prepared;
+
+    /// What the rows hold: ibench (data compressible to ratio, a clock-like
+    /// dateandtime per row) or iibench (the reference's data construction,
+    /// one dateandtime per batch at second resolution, the wall clock as the
+    /// reference's: the one value the seed does not determine, so verify
+    /// does not compare it).
+    #[arg(long)]
+    data: DataMode = DataMode::Ibench;
+
+    /// With data = iibench: the share of data meant to be random, as the
+    /// reference's --data_random_pct (it makes int(len × 0.75 × pct/100)
     /// characters random).
-    pub data_random_pct: u32,
+    #[arg(long)]
+    data_random_pct: u32 = 50, check = within(0, 100);
+
     /// Rows each table gets in l.x before its indexes are created (the
     /// reference inserts one 100-row batch).
-    pub lx_rows: u64,
-    /// The wait step's maintenance: `ibench` (maintenance, then
-    /// `wait_seconds` of sleep) or `iibench` (the reference's procedure per
-    /// DBMS, the whole step lasting `wait_seconds`).
-    pub maintenance: MaintenanceStyle,
-    /// With `maintenance = "iibench"` on MySQL/MariaDB: run `RESET MASTER`
-    /// first, as the reference's scripts do. It deletes the binary logs, so
-    /// it needs its own explicit yes.
-    pub reset_master: bool,
-    /// A named bundle of the statement choices: `ibench` (the defaults) or
-    /// `iibench` (the reference client's: server keys, literal statements,
-    /// its data, l.x's 100 rows, its wait step). Choices given explicitly
+    #[arg(long)]
+    lx_rows: u64 = 0;
+
+    /// The wait step's maintenance: ibench (maintenance, then wait_seconds of
+    /// sleep) or iibench (the reference's procedure per DBMS, the whole step
+    /// lasting wait_seconds).
+    #[arg(long)]
+    maintenance: MaintenanceStyle = MaintenanceStyle::Ibench;
+
+    /// With maintenance = iibench on MySQL/MariaDB: run RESET MASTER first,
+    /// as the reference's scripts do. It deletes the binary logs, so it
+    /// needs its own explicit yes.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    reset_master: bool = false;
+
+    /// A named bundle of the statement choices: ibench (the defaults) or
+    /// iibench (the reference client's: server keys, literal statements, its
+    /// data, l.x's 100 rows, its wait step). Choices given explicitly
     /// override the bundle's.
-    pub compat: Compat,
+    #[arg(long)]
+    compat: Compat = Compat::Ibench;
+
     /// A guard: any step stops after this many seconds.
-    pub max_seconds: Option<f64>,
+    #[arg(long)]
+    max_seconds: Option<f64> = None, check = positive;
+
     /// Length of the per-interval series, in seconds.
-    pub interval_seconds: f64,
+    #[arg(long)]
+    interval_seconds: f64 = 1.0, check = positive;
+
+    /// How often a running step's results (its intervals so far, and a
+    /// provisional row) are written out, in seconds: a crash or a kill
+    /// loses at most this much.
+    #[arg(long)]
+    flush_seconds: f64 = 10.0, check = positive;
+
     /// Rows sampled per table by verify (besides the first and last).
-    pub verify_sample: u32,
-    /// What verify checks: `quick` (after each write step, the key bounds
+    #[arg(long)]
+    verify_sample: u32 = 100;
+
+    /// What verify checks: quick (after each write step, the key bounds
     /// through the primary key and the sampled rows; the exact row counts
-    /// once at the end of the run), `full` (the exact counts after every
-    /// write step too), or `off`.
-    pub verify: VerifyMode,
+    /// once at the end of the run), full (the exact counts after every write
+    /// step too), or off.
+    #[arg(long)]
+    verify: VerifyMode = VerifyMode::Quick;
+
     /// With deletes, how many commits the deleter may fall behind the
     /// inserter before the inserter waits for it (the reference's queues
     /// allow about 8), so a table never grows by more than this many commits.
-    pub max_delete_lag: u32,
+    #[arg(long)]
+    max_delete_lag: u32 = 8,
+        check = |&n: &u32| if n == 0 { Err("must be at least 1 commit (the inserter must be able to insert before the deleter deletes)".to_string()) } else { Ok(()) };
+
     /// A name for the run in reports.
-    pub label: Option<String>,
-    /// A file whose first line is the database password, for a DSN that
-    /// has none (PostgreSQL and MySQL/MariaDB); the password itself is
-    /// never recorded.
-    pub password_file: Option<std::path::PathBuf>,
+    #[arg(long)]
+    label: Option<String> = None;
+
+    /// A file whose first line is the database password, for a DSN that has
+    /// none (PostgreSQL and MySQL/MariaDB; PGPASSWORD, ~/.pgpass, MYSQL_PWD
+    /// and ~/.my.cnf work too); the password itself is never recorded.
+    #[arg(long)]
+    password_file: Option<std::path::PathBuf> = None;
+
     /// Key/value steps: the key space [0, num); fills write num keys.
-    pub num: u64,
-    /// Key/value steps: bytes per key (≥ 8; big-endian, zero-padded).
-    pub key_size: u32,
-    /// Key/value steps: value length range, both ends included (equal for a
-    /// fixed size; a single number is accepted for a fixed size).
-    #[serde(deserialize_with = "length_pair")]
-    pub value_size: [u32; 2],
-    /// Key/value steps: the bytes of a value's random part: `binary` (all
-    /// 256) or `printable` (the 95 printable ASCII characters, as db_bench's
-    /// values, which zstd's entropy coder compresses below `ratio`).
-    pub value_alphabet: crate::gen::Alphabet,
-    /// Key/value steps: where values come from: `per-key` (each generated
-    /// from its own randomness) or `pool` (db_bench's: slices of a 1 MiB
-    /// buffer of compressible pieces, so a write costs a copy, not a
-    /// generation; for comparisons of client cost with db_bench).
-    pub value_source: crate::gen::ValueSource,
+    #[arg(long)]
+    num: u64 = 1_000_000, check = at_least(1);
+
+    /// Key/value steps: bytes per key (8 to 1024; big-endian, zero-padded).
+    #[arg(long)]
+    key_size: u32 = 16;
+
+    /// Key/value steps: value length, N or MIN..MAX, both ends included.
+    #[arg(long)]
+    value_size: [u32; 2] = [100, 100];
+
+    /// Key/value steps: the bytes of a value's random part: binary (all
+    /// 256), text, or printable (the 95 printable ASCII characters, as
+    /// db_bench's values, which zstd's entropy coder compresses below ratio).
+    #[arg(long)]
+    value_alphabet: crate::gen::Alphabet = crate::gen::Alphabet::Binary;
+
+    /// Key/value steps: where values come from: per-key (each generated from
+    /// its own randomness) or pool (db_bench's: slices of a 1 MiB buffer of
+    /// compressible pieces, so a write costs a copy, not a generation; for
+    /// comparisons of client cost with db_bench).
+    #[arg(long)]
+    value_source: crate::gen::ValueSource = crate::gen::ValueSource::PerKey;
+
     /// Key/value steps: pairs per write batch (one commit).
-    pub batch_size: u32,
+    #[arg(long)]
+    batch_size: u32 = 1, check = within(1, 100_000);
+
     /// Key/value steps: threads, each with its own key stream (disjoint ranges for fills).
-    pub threads: u32,
+    #[arg(long)]
+    threads: u32 = 1, check = within(1, 1024);
+
     /// Writes of fillrandom and overwrite, all threads together (default num).
-    pub writes: Option<u64>,
+    #[arg(long)]
+    writes: Option<u64> = None, check = some_at_least_1;
+
     /// Writes of overwritesome (default num / 10).
-    pub overwritesome_writes: Option<u64>,
+    #[arg(long)]
+    overwritesome_writes: Option<u64> = None, check = some_at_least_1;
+
     /// Reads of readrandom, seekrandom and readwhilewriting, all readers together (default num).
-    pub reads: Option<u64>,
+    #[arg(long)]
+    reads: Option<u64> = None, check = some_at_least_1;
+
     /// Run overwrite, overwriteandwait and the read steps for this many
     /// seconds instead of a count.
-    pub duration: Option<f64>,
+    #[arg(long)]
+    duration: Option<f64> = None, check = positive;
+
     /// Nexts after each seek of seekrandom.
-    pub seek_nexts: u32,
+    #[arg(long)]
+    seek_nexts: u32 = 10;
+
     /// Keys per second of readwhilewriting's one writer.
-    pub writer_rate: u32,
+    #[arg(long)]
+    writer_rate: u32 = 10_000,
+        check = |&n: &u32| if n == 0 { Err("must be at least 1 key/s".to_string()) } else { Ok(()) };
+
     /// Key/value steps: which keys the reads and overwrites pick (fills are
-    /// uniform or in order, as db_bench's): `uniform`, `zipfian` (hot keys
-    /// scattered over the space) or `latest` (the highest keys hottest).
-    pub distribution: Distribution,
-    /// The exponent of `zipfian` and `latest` (YCSB's 0.99 by default).
-    pub zipf_theta: f64,
-    /// How paced operations wait for their intended start: `precise` (sleep,
-    /// then spin the last stretch: a lag of microseconds) or `sleep`.
-    pub pacing: Pacing,
-    /// `"i/N"`: this process runs shard i (from 0) of N, the clients
-    /// [⌊i·clients/N⌋, ⌊(i+1)·clients/N⌋) and their tables, generating
+    /// uniform or in order, as db_bench's): uniform, zipfian (hot keys
+    /// scattered over the space) or latest (the highest keys hottest).
+    #[arg(long)]
+    distribution: Distribution = Distribution::Uniform;
+
+    /// The exponent of zipfian and latest (YCSB's 0.99 by default).
+    #[arg(long)]
+    zipf_theta: f64 = 0.99, check = positive;
+
+    /// How paced operations wait for their intended start: precise (sleep,
+    /// then spin the last stretch: a lag of microseconds) or sleep.
+    #[arg(long)]
+    pacing: Pacing = Pacing::Precise;
+
+    /// I/N: this process runs shard I (from 0) of N, the clients
+    /// [⌊I·clients/N⌋, ⌊(I+1)·clients/N⌋) and their tables, generating
     /// exactly what they generate in a one-process run (docs/distributed.md).
     /// None: every client.
-    pub shard: Option<String>,
-    /// The intended start of the first step, as Unix seconds: the shards of
-    /// a run started by hand on several hosts share it, so their open-loop
-    /// schedules count from one instant. None: at once.
-    pub start_at: Option<f64>,
-    /// Key/value steps' own database options (embedded RocksDB): step name
-    /// → DSN options (`wal=off&memtable_factory=vector`) that replace or add
-    /// to the DSN's for that step, for which the database is reopened, as
-    /// each of benchmark.sh's db_bench processes opens it with its own flags
-    /// ([`BENCHMARK_SH_STEP_OPTIONS`], docs/kv.md). Empty: the DSN's for
-    /// every step.
-    #[serde(default)]
-    pub step_options: BTreeMap<String, String>,
+    #[arg(long, value_name = "I/N")]
+    shard: Option<Shard> = None;
+
+    /// The intended start of the first step: RFC 3339 (2026-12-01T21:30:00Z)
+    /// or Unix seconds. The shards of a run started by hand on several hosts
+    /// share it, so their open-loop schedules count from one instant. None: at once.
+    #[arg(long, value_name = "TIME", value_parser = parse_start_at)]
+    start_at: Option<f64> = None,
+        check = |t: &Option<f64>| match t { Some(t) if !(t.is_finite() && *t > 0.0) => Err(format!("must be Unix seconds, got {t}")), _ => Ok(()) };
+
+    /// Key/value steps' own database options (embedded RocksDB): step →
+    /// DSN options (wal=off&memtable_factory=vector) that replace or add to
+    /// the DSN's for that step, for which the database is reopened, as each
+    /// of benchmark.sh's db_bench processes opens it with its own flags
+    /// (docs/kv.md). As a flag: STEP:OPTIONS[;STEP:OPTIONS...]. Empty: the
+    /// DSN's for every step.
+    #[arg(long, value_name = "STEP:OPTIONS")]
+    step_options: BTreeMap<String, String> = BTreeMap::new();
 }
 
-/// The db_bench flags benchmark.sh passes per step, where they differ from
-/// ibench's defaults (the WAL on, no sync, a skip-list memtable with
-/// concurrent writes), as RocksDB options: its fillseq loads with the WAL
-/// disabled into a vector memtable without concurrent memtable writes
-/// (`--disable_wal=1 --memtablerep=vector
-/// --allow_concurrent_memtable_write=false`).
-pub const BENCHMARK_SH_STEP_OPTIONS: [(&str, &str); 1] = [(
-    "fillseq",
-    "wal=off&memtable_factory=vector&allow_concurrent_memtable_write=false",
-)];
-
-/// Which of a run's clients this process runs: shard `index` of `count`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Shard {
-    /// From 0.
-    pub index: u32,
-    /// How many shards the run has.
-    pub count: u32,
+/// `writes`, `reads`, ...: when given, at least 1.
+fn some_at_least_1(n: &Option<u64>) -> std::result::Result<(), String> {
+    match n {
+        Some(0) => Err("must be at least 1".into()),
+        _ => Ok(()),
+    }
 }
 
-impl Shard {
-    /// Every client: the one shard of a one-process run.
-    pub const WHOLE: Shard = Shard { index: 0, count: 1 };
+/// `--start-at`: RFC 3339 or Unix seconds.
+fn parse_start_at(text: &str) -> std::result::Result<f64, String> {
+    if let Ok(seconds) = text.parse::<f64>() {
+        return Ok(seconds);
+    }
+    time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339)
+        .map(|t| t.unix_timestamp_nanos() as f64 / 1e9)
+        .map_err(|e| format!("expected RFC 3339 (2026-12-01T21:30:00Z) or Unix seconds: {e}"))
+}
 
-    /// Parses `"i/N"`.
-    pub fn parse(text: &str) -> Result<Shard> {
-        let bad = || {
-            Error::config(
-                "shard",
-                format!("expected i/N with 0 ≤ i < N, such as 0/2, got {text:?}"),
-            )
-        };
-        let (i, n) = text.split_once('/').ok_or_else(bad)?;
-        let (index, count): (u32, u32) = (
-            i.trim().parse().map_err(|_| bad())?,
-            n.trim().parse().map_err(|_| bad())?,
-        );
-        if count == 0 || index >= count {
-            return Err(bad());
+impl Overrides {
+    /// A layer from a JSON object (Python keywords, a TOML table, a
+    /// campaign's `[run]`); an unknown or invalid key is an error naming it.
+    pub fn from_map(map: &Map<String, Value>) -> Result<Overrides> {
+        let mut layer = Overrides::default();
+        for (name, value) in map {
+            layer.set(name, value.clone())?;
         }
-        Ok(Shard { index, count })
+        Ok(layer)
     }
 
-    /// The clients of this shard among `clients`: a contiguous block, so
-    /// shard i of N holds the tables pi⌊i·C/N⌋+1 … pi⌊(i+1)·C/N⌋.
-    pub fn clients(self, clients: u32) -> std::ops::Range<u32> {
-        let at = |i: u32| (i as u64 * clients as u64 / self.count as u64) as u32;
-        at(self.index)..at(self.index + 1)
+    /// Reads a TOML file of parameters (the same names as the flags, with `_`).
+    pub fn from_toml(path: &std::path::Path) -> Result<Overrides> {
+        Overrides::from_map(&Config::layer_from_toml(path)?)
     }
 }
-
-impl std::fmt::Display for Shard {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}/{}", self.index, self.count)
-    }
-}
-
-/// How paced operations wait for their intended start.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Pacing {
-    /// Sleep until shortly before, then spin (the stretch adapts to how late
-    /// this host wakes sleepers).
-    #[default]
-    Precise,
-    /// Sleep only: a lag of the host's wake-up latency (tens to hundreds of µs).
-    Sleep,
-}
-
-/// Which keys the key/value reads and overwrites pick.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Distribution {
-    /// Uniform in `[0, num)`, as db_bench.
-    #[default]
-    Uniform,
-    /// Zipfian ranks spread over `[0, num)` by a keyed bijection (YCSB's "zipfian").
-    Zipfian,
-    /// Zipfian ranks counted down from `num − 1` (YCSB's "latest").
-    Latest,
-}
-
-impl Distribution {
-    /// The key generator kind.
-    pub fn kind(self) -> crate::gen::KeyKind {
-        match self {
-            Distribution::Uniform => crate::gen::KeyKind::Uniform,
-            Distribution::Zipfian => crate::gen::KeyKind::Zipfian,
-            Distribution::Latest => crate::gen::KeyKind::Latest,
-        }
-    }
-}
-
-/// How the Insert Benchmark's statements are sent.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Statements {
-    /// Server-side prepared statements with binary parameters.
-    #[default]
-    Prepared,
-    /// SQL text with the values in it, as the reference client sends it.
-    Literal,
-}
-
-/// What the generated rows hold.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DataMode {
-    /// ibench's rows: `data` compressible to `ratio`, a clock-like `dateandtime`.
-    #[default]
-    Ibench,
-    /// The reference client's: its `data` construction, one `dateandtime`
-    /// per batch.
-    Iibench,
-}
-
-/// The wait step's maintenance.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum MaintenanceStyle {
-    /// Maintenance, then `wait_seconds` of sleep.
-    #[default]
-    Ibench,
-    /// The reference scripts' procedure per DBMS, the step lasting `wait_seconds` in all.
-    Iibench,
-}
-
-/// A named bundle of statement choices.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Compat {
-    /// ibench's own choices.
-    #[default]
-    Ibench,
-    /// The reference client's (iibench.py and its scripts).
-    Iibench,
-}
-
-impl Compat {
-    /// The choices this bundle makes: (parameter, value).
-    pub fn bundle(self) -> Vec<(&'static str, Value)> {
-        match self {
-            Compat::Ibench => Vec::new(),
-            Compat::Iibench => vec![
-                ("server_keys", Value::from(true)),
-                ("statements", Value::from("literal")),
-                ("data", Value::from("iibench")),
-                ("lx_rows", Value::from(100)),
-                ("maintenance", Value::from("iibench")),
-            ],
-        }
-    }
-}
-
-/// What verify checks after write steps and at the end of a run.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum VerifyMode {
-    /// Key bounds (one row at each end of the primary key) and sampled rows
-    /// after each write step; exact counts at the end of the run.
-    #[default]
-    Quick,
-    /// Exact counts, bounds and sampled rows after every write step.
-    Full,
-    /// Nothing.
-    Off,
-}
-
-impl VerifyMode {
-    /// Its name, as configured.
-    pub fn name(self) -> &'static str {
-        match self {
-            VerifyMode::Quick => "quick",
-            VerifyMode::Full => "full",
-            VerifyMode::Off => "off",
-        }
-    }
-}
-
-/// The preset names, smallest first.
-pub const PRESETS: [&str; 7] = [
-    "quick",
-    "small-1",
-    "small-4",
-    "large-12-cpu",
-    "large-12-io",
-    "kv-quick",
-    "universal-compression",
-];
 
 impl Config {
-    /// The configuration of preset `name`, on SQLite `db`.
+    /// The configuration of preset `name` alone.
     pub fn preset(name: &str) -> Result<Config> {
-        // (clients, l.i0, l.i1, l.i2, query seconds, wait seconds) per reference.md §1.
-        if let Some(kv) = Self::kv_preset(name) {
-            return Ok(kv);
-        }
-        let (clients, n0, n1, n2, query_seconds, wait_seconds) = match name {
-            "quick" => (1, 100_000, 20_000, 5_000, 3.0, Some(1.0)),
-            "small-1" => (1, 30_000_000, 40_000_000, 10_000_000, 1800.0, None),
-            "small-4" => (4, 8_000_000, 10_000_000, 2_500_000, 1800.0, None),
-            "large-12-cpu" => (12, 10_000_000, 16_000_000, 4_000_000, 1800.0, None),
-            "large-12-io" => (12, 300_000_000, 4_000_000, 1_000_000, 1800.0, None),
-            _ => {
-                return Err(Error::config(
-                    "preset",
-                    format!("unknown preset {name:?}; expected one of {}", PRESETS.join(", ")),
-                ))
-            }
-        };
-        Ok(Config {
-            db: String::new(),
-            preset: name.into(),
-            steps: STANDARD_STEPS.iter().map(|s| s.to_string()).collect(),
-            clients,
-            shared_table: false,
-            rows_l_i0: n0,
-            rows_l_i1: n1,
-            rows_l_i2: n2,
-            rows_per_commit_l_i0: 100,
-            rows_per_commit_l_i1: 50,
-            rows_per_commit_l_i2: 5,
-            rows_per_commit_q: 50,
-            delete_per_insert: true,
-            secondary_indexes: 3,
-            query_seconds,
-            wait_seconds,
-            data_length: [10, 20],
-            ratio: 0.5,
-            seed: 0,
-            server_keys: false,
-            statements: Statements::Prepared,
-            data: DataMode::Ibench,
-            data_random_pct: 50,
-            lx_rows: 0,
-            maintenance: MaintenanceStyle::Ibench,
-            reset_master: false,
-            compat: Compat::Ibench,
-            max_seconds: None,
-            interval_seconds: 1.0,
-            verify_sample: 100,
-            verify: VerifyMode::Quick,
-            max_delete_lag: 8,
-            label: None,
-            password_file: None,
-            num: 1_000_000,
-            key_size: 16,
-            value_size: [100, 100],
-            value_alphabet: crate::gen::Alphabet::Binary,
-            value_source: crate::gen::ValueSource::PerKey,
-            batch_size: 1,
-            threads: 1,
-            writes: None,
-            overwritesome_writes: None,
-            reads: None,
-            duration: None,
-            seek_nexts: 10,
-            writer_rate: 10_000,
-            distribution: Distribution::Uniform,
-            zipf_theta: 0.99,
-            pacing: Pacing::Precise,
-            shard: None,
-            start_at: None,
-            step_options: BTreeMap::new(),
-        })
+        let mut c = Config::default();
+        presets::overrides(name)?.apply_to(&mut c);
+        Ok(c)
     }
 
-    /// A key/value preset: `kv-quick` (every key/value step, 100,000 keys,
-    /// seconds) or `universal-compression` (the seeds' sequence at 2M keys
-    /// of 400-byte values compressible to 0.5).
-    fn kv_preset(name: &str) -> Option<Config> {
-        if !["kv-quick", "universal-compression"].contains(&name) {
-            return None;
-        }
-        let mut c = Config::preset("quick").expect("quick exists");
-        c.preset = name.into();
-        let steps: &[&str] = match name {
-            "kv-quick" => {
-                c.num = 100_000;
-                &[
-                    "fillseq",
-                    "overwrite",
-                    "readrandom",
-                    "seekrandom",
-                    "readwhilewriting",
-                    "flush",
-                    "waitforcompaction",
-                ]
-            }
-            "universal-compression" => {
-                // The steps as benchmark.sh runs them (fillseq without the WAL).
-                c.step_options = BENCHMARK_SH_STEP_OPTIONS
-                    .iter()
-                    .map(|(step, options)| (step.to_string(), options.to_string()))
-                    .collect();
-                c.num = 2_000_000;
-                c.value_size = [400, 400];
-                // db_bench's values: the seed's compressed sizes and zstd's cost.
-                c.value_alphabet = crate::gen::Alphabet::Printable;
-                c.overwritesome_writes = Some(200_000);
-                c.duration = Some(60.0);
-                &["fillseq", "overwritesome", "waitforcompaction", "overwriteandwait"]
-            }
-            _ => return None,
-        };
-        c.steps = steps.iter().map(|s| s.to_string()).collect();
-        Some(c)
-    }
-
-    /// Resolves a configuration: preset `overrides["preset"]` (default
-    /// "quick"), then each override in turn. An unknown key is an error
-    /// naming it.
+    /// Resolves a configuration from layers given as JSON objects (see
+    /// [`Config::resolve_layers`]). An unknown key is an error naming it.
     pub fn resolve(layers: &[Map<String, Value>]) -> Result<Config> {
-        let preset = layers
-            .iter()
-            .rev()
-            .find_map(|l| l.get("preset"))
-            .map(|v| {
-                v.as_str()
-                    .map(str::to_owned)
-                    .ok_or_else(|| Error::config("preset", "must be a string"))
-            })
-            .transpose()?
-            .unwrap_or_else(|| "quick".into());
-        let base = Config::preset(&preset)?;
-        let Value::Object(base) = serde_json::to_value(&base).expect("a config serializes") else {
-            unreachable!("a config is an object")
-        };
-        let mut merged = base.clone();
-        for layer in layers {
-            for (key, value) in layer {
-                if !merged.contains_key(key) {
-                    return Err(Error::config(key, "unknown parameter"));
-                }
-                merged.insert(key.clone(), value.clone());
-            }
-        }
+        let layers = layers.iter().map(Overrides::from_map).collect::<Result<Vec<_>>>()?;
+        Config::resolve_layers(layers)
+    }
+
+    /// Resolves a configuration: the defaults, the preset the last layer
+    /// naming one names (default quick), the compat bundle's choices, then
+    /// each layer in turn; then checks it.
+    pub fn resolve_layers(layers: impl IntoIterator<Item = Overrides>) -> Result<Config> {
+        let given = layers.into_iter().fold(Overrides::default(), Overrides::then);
+        let mut config = Config::preset(given.preset.as_deref().unwrap_or("quick"))?;
         // A compat bundle sets the choices no layer gave explicitly.
-        if let Some(compat) = merged.get("compat").cloned() {
-            let compat: Compat = serde_json::from_value(compat.clone()).map_err(|_| {
-                Error::config(
-                    "compat",
-                    format!("{compat} is not valid here: expected ibench or iibench"),
-                )
-            })?;
-            for (key, value) in compat.bundle() {
-                if !layers.iter().any(|l| l.contains_key(key)) {
-                    merged.insert(key.to_string(), value);
-                }
-            }
-        }
-        let config: Config = serde_json::from_value(Value::Object(merged.clone())).map_err(|e| {
-            // serde does not say which field failed: find it by trying each
-            // given value alone on the preset.
-            let culprit = merged.iter().find(|(key, value)| {
-                let mut one = base.clone();
-                one.insert((*key).clone(), (*value).clone());
-                serde_json::from_value::<Config>(Value::Object(one)).is_err()
-            });
-            match culprit {
-                Some((key, value)) => Error::config(key, format!("{value} is not valid here: {e}")),
-                None => Error::config("config", e.to_string()),
-            }
-        })?;
+        given.compat.unwrap_or(config.compat).bundle().apply_to(&mut config);
+        given.apply_to(&mut config);
         config.check()?;
         Ok(config)
     }
 
-    /// Reads a TOML file of parameters (the same names as the flags, with `_`).
+    /// Reads a TOML file of parameters as a JSON object.
     pub fn layer_from_toml(path: &std::path::Path) -> Result<Map<String, Value>> {
         let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
             action: "cannot read config",
@@ -554,11 +382,6 @@ impl Config {
                 format!("{}: not a table of parameters", path.display()),
             )),
         }
-    }
-
-    /// The parsed steps.
-    pub fn parsed_steps(&self) -> Result<Vec<Step>> {
-        self.steps.iter().map(|s| Step::parse(s)).collect()
     }
 
     /// The generator of table `table`'s rows.
@@ -586,52 +409,11 @@ impl Config {
 
     /// Checks every value; errors name the parameter.
     pub fn check(&self) -> Result<()> {
-        let steps = self.parsed_steps()?;
-        if steps.is_empty() {
-            return Err(Error::config("steps", "no step to run"));
-        }
-        for (i, s) in self.steps.iter().enumerate() {
-            if self.steps[..i].contains(s) {
-                return Err(Error::config(
-                    "steps",
-                    format!("{s} appears twice; results are keyed by step name"),
-                ));
-            }
-        }
+        self.check_steps()?;
+        self.check_each()?;
         self.check_step_options()?;
-        if self.clients == 0 || self.clients > 1024 {
-            return Err(Error::config(
-                "clients",
-                format!("must be in [1, 1024], got {}", self.clients),
-            ));
-        }
-        for (name, rows) in [
-            ("rows_l_i0", self.rows_l_i0),
-            ("rows_l_i1", self.rows_l_i1),
-            ("rows_l_i2", self.rows_l_i2),
-        ] {
-            if rows == 0 {
-                return Err(Error::config(name, "must be at least 1"));
-            }
-        }
-        for (name, rpc) in [
-            ("rows_per_commit_l_i0", self.rows_per_commit_l_i0),
-            ("rows_per_commit_l_i1", self.rows_per_commit_l_i1),
-            ("rows_per_commit_l_i2", self.rows_per_commit_l_i2),
-            ("rows_per_commit_q", self.rows_per_commit_q),
-        ] {
-            if rpc == 0 || rpc > 4096 {
-                return Err(Error::config(name, format!("must be in [1, 4096], got {rpc}")));
-            }
-        }
-        if self.secondary_indexes > 3 {
-            return Err(Error::config(
-                "secondary_indexes",
-                format!("must be 0 to 3, got {}", self.secondary_indexes),
-            ));
-        }
         if self.secondary_indexes == 0 {
-            if let Some(q) = steps.iter().find(|s| {
+            if let Some(q) = self.steps.iter().find(|s| {
                 matches!(
                     s,
                     Step::Query {
@@ -641,136 +423,98 @@ impl Config {
                 )
             }) {
                 return Err(Error::config(
-                    "secondary_indexes",
+                    param!(secondary_indexes),
                     format!("{q} runs range queries on the secondary indexes: it needs at least 1, got 0"),
                 ));
             }
         }
-        if self.max_delete_lag == 0 {
-            return Err(Error::config(
-                "max_delete_lag",
-                "must be at least 1 commit (the inserter must be able to insert before the deleter deletes)",
-            ));
-        }
-        positive("query_seconds", Some(self.query_seconds))?;
-        positive("interval_seconds", Some(self.interval_seconds))?;
-        positive("max_seconds", self.max_seconds)?;
         if let Some(w) = self.wait_seconds {
             if !(w.is_finite() && w >= 0.0) {
-                return Err(Error::config("wait_seconds", format!("must be ≥ 0, got {w}")));
+                return Err(Error::config(param!(wait_seconds), format!("must be ≥ 0, got {w}")));
             }
         }
         let [min, max] = self.data_length;
-        crate::gen::Length::Uniform { min, max }.check("data_length")?;
-        crate::gen::Compressible::new(self.ratio, crate::gen::Alphabet::Text, "ratio")?;
+        crate::gen::Length::Uniform { min, max }.check(param!(data_length))?;
+        crate::gen::Compressible::new(self.ratio, crate::gen::Alphabet::Text, param!(ratio))?;
         self.check_kv()?;
-        if self.data_random_pct > 100 {
-            return Err(Error::config(
-                "data_random_pct",
-                format!("must be 0 to 100, got {}", self.data_random_pct),
-            ));
-        }
-        self.check_shard(&steps)?;
+        self.check_shard()?;
         if self.server_keys && self.shared_table && self.clients > 1 {
             return Err(Error::config(
-                "server_keys",
+                param!(server_keys),
                 "cannot be combined with a shared table and several clients: the client could not know which keys the server gave each row",
             ));
         }
         Ok(())
     }
 
-    /// A shard of several needs clients of its own, each with its own table.
-    fn check_shard(&self, steps: &[Step]) -> Result<()> {
-        if let Some(t) = self.start_at {
-            if !(t.is_finite() && t > 0.0) {
-                return Err(Error::config("start_at", format!("must be Unix seconds, got {t}")));
+    /// At least one step, each once.
+    fn check_steps(&self) -> Result<()> {
+        if self.steps.is_empty() {
+            return Err(Error::config(param!(steps), "no step to run"));
+        }
+        for (i, s) in self.steps.iter().enumerate() {
+            if self.steps[..i].contains(s) {
+                return Err(Error::config(
+                    param!(steps),
+                    format!("{s} appears twice; results are keyed by step name"),
+                ));
             }
         }
-        let shard = self.shard()?;
+        Ok(())
+    }
+
+    /// A shard of several needs clients of its own, each with its own table.
+    fn check_shard(&self) -> Result<()> {
+        let shard = self.shard();
         if shard.count == 1 {
             return Ok(());
         }
+        let refuse = |message: String| Err(Error::config(param!(shard), message));
         if shard.count > self.clients {
-            return Err(Error::config(
-                "shard",
-                format!("{shard}: {} shards cannot split {} clients", shard.count, self.clients),
+            return refuse(format!(
+                "{shard}: {} shards cannot split {} clients",
+                shard.count, self.clients
             ));
         }
         if self.shared_table {
-            return Err(Error::config(
-                "shard",
-                "cannot split clients that share one table: its window is one counter, kept by one process",
-            ));
+            return refuse(
+                "cannot split clients that share one table: its window is one counter, kept by one process".into(),
+            );
         }
-        if let Some(kv) = steps.iter().find(|s| s.kv().is_some()) {
-            return Err(Error::config(
-                "shard",
-                format!("{kv} is a key/value step: its threads share one key space, kept by one process; shards split the Insert Benchmark's clients"),
+        if let Some(kv) = self.steps.iter().find(|s| s.kv().is_some()) {
+            return refuse(format!(
+                "{kv} is a key/value step: its threads share one key space, kept by one process; shards split the Insert Benchmark's clients"
             ));
         }
         Ok(())
     }
 
     /// The shard this process runs ([`Shard::WHOLE`] when none is set).
-    pub fn shard(&self) -> Result<Shard> {
-        self.shard.as_deref().map_or(Ok(Shard::WHOLE), Shard::parse)
+    pub fn shard(&self) -> Shard {
+        self.shard.unwrap_or(Shard::WHOLE)
     }
 
+    /// The key/value parameters that depend on each other.
     fn check_kv(&self) -> Result<()> {
-        if self.num == 0 {
-            return Err(Error::config("num", "must be at least 1"));
-        }
         crate::gen::check_key_size(self.key_size as usize)?;
         if self.key_size > 1024 {
             return Err(Error::config(
-                "key_size",
+                param!(key_size),
                 format!("must be at most 1024, got {}", self.key_size),
             ));
         }
         let [min, max] = self.value_size;
-        crate::gen::Length::Uniform { min, max }.check("value_size")?;
+        crate::gen::Length::Uniform { min, max }.check(param!(value_size))?;
         if max > 64 << 20 {
             return Err(Error::config(
-                "value_size",
+                param!(value_size),
                 format!("must be at most 64 MiB, got {max}"),
-            ));
-        }
-        if self.batch_size == 0 || self.batch_size > 100_000 {
-            return Err(Error::config(
-                "batch_size",
-                format!("must be in [1, 100000], got {}", self.batch_size),
-            ));
-        }
-        if self.threads == 0 || self.threads > 1024 {
-            return Err(Error::config(
-                "threads",
-                format!("must be in [1, 1024], got {}", self.threads),
             ));
         }
         if self.threads as u64 > self.num {
             return Err(Error::config(
-                "threads",
+                param!(threads),
                 format!("{} threads cannot split {} keys", self.threads, self.num),
-            ));
-        }
-        for (name, n) in [
-            ("writes", self.writes),
-            ("overwritesome_writes", self.overwritesome_writes),
-            ("reads", self.reads),
-        ] {
-            if n == Some(0) {
-                return Err(Error::config(name, "must be at least 1"));
-            }
-        }
-        positive("duration", self.duration)?;
-        if self.writer_rate == 0 {
-            return Err(Error::config("writer_rate", "must be at least 1 key/s"));
-        }
-        if !(self.zipf_theta.is_finite() && self.zipf_theta > 0.0) {
-            return Err(Error::config(
-                "zipf_theta",
-                format!("must be > 0, got {}", self.zipf_theta),
             ));
         }
         Ok(())
@@ -778,30 +522,25 @@ impl Config {
 
     /// Step options name key/value steps, and only embedded RocksDB takes them.
     fn check_step_options(&self) -> Result<()> {
+        let refuse = |message: String| Err(Error::config(param!(step_options), message));
         for (step, options) in &self.step_options {
-            if !matches!(Step::parse(step), Ok(Step::Kv(_))) {
-                return Err(Error::config(
-                    "step_options",
-                    format!("{step:?} is not a key/value step (fillseq, overwrite, ...)"),
-                ));
+            if !matches!(step.parse::<Step>(), Ok(Step::Kv(_))) {
+                return refuse(format!("{step:?} is not a key/value step (fillseq, overwrite, ...)"));
             }
             if options.split('&').all(|o| o.is_empty()) {
-                return Err(Error::config("step_options", format!("{step}: no options given")));
+                return refuse(format!("{step}: no options given"));
             }
         }
         let rocksdb =
             self.db.starts_with("rocksdb:") || (self.db.is_empty() && cfg!(feature = "rocksdb") && self.kv_only());
         if !self.step_options.is_empty() && !rocksdb {
-            return Err(Error::config(
-                "step_options",
-                format!(
-                    "options per step reopen embedded RocksDB (a rocksdb: DSN); {} is opened once per run",
-                    if self.db.is_empty() {
-                        "the default SQLite file"
-                    } else {
-                        self.db.split(':').next().unwrap_or("this database")
-                    }
-                ),
+            return refuse(format!(
+                "options per step reopen embedded RocksDB (a rocksdb: DSN); {} is opened once per run",
+                if self.db.is_empty() {
+                    "the default SQLite file"
+                } else {
+                    self.db.split(':').next().unwrap_or("this database")
+                }
             ));
         }
         Ok(())
@@ -809,9 +548,7 @@ impl Config {
 
     /// True when every step is a key/value step.
     pub fn kv_only(&self) -> bool {
-        self.parsed_steps()
-            .map(|s| s.iter().all(|s| s.kv().is_some()))
-            .unwrap_or(false)
+        self.steps.iter().all(|s| s.kv().is_some())
     }
 
     /// The number of tables.
@@ -822,26 +559,14 @@ impl Config {
             self.clients
         }
     }
-}
 
-/// `[min, max]`, or one number for a fixed length.
-fn length_pair<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<[u32; 2], D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Either {
-        One(u32),
-        Two([u32; 2]),
-    }
-    Ok(match Either::deserialize(d)? {
-        Either::One(n) => [n, n],
-        Either::Two(pair) => pair,
-    })
-}
-
-fn positive(name: &str, value: Option<f64>) -> Result<()> {
-    match value {
-        Some(v) if !(v.is_finite() && v > 0.0) => Err(Error::config(name, format!("must be > 0, got {v}"))),
-        _ => Ok(()),
+    /// This configuration as a layer giving every parameter (a shard's
+    /// coordinator hands it to each shard).
+    pub fn to_map(&self) -> Map<String, Value> {
+        match serde_json::to_value(self) {
+            Ok(Value::Object(map)) => map,
+            _ => unreachable!("a config serializes to an object"),
+        }
     }
 }
 
@@ -856,7 +581,7 @@ mod tests {
 
     #[test]
     fn every_preset_resolves_and_checks() {
-        for p in PRESETS {
+        for p in presets::PRESETS {
             let c = Config::resolve(&[layer(json!({ "preset": p }))]).unwrap();
             assert_eq!(c.preset, p);
         }
@@ -883,5 +608,17 @@ mod tests {
             let e = Config::resolve(&[layer(l)]).unwrap_err().to_string();
             assert!(e.starts_with(&format!("invalid {name}")), "{e}");
         }
+    }
+
+    #[test]
+    fn a_null_unsets_an_optional_parameter() {
+        let c = Config::resolve(&[layer(json!({"wait_seconds": null}))]).unwrap();
+        assert_eq!(c.wait_seconds, None);
+    }
+
+    #[test]
+    fn the_recorded_configuration_resolves_to_itself() {
+        let c = Config::resolve(&[layer(json!({"preset": "kv-quick", "shard": null, "seed": 7}))]).unwrap();
+        assert_eq!(Config::resolve(&[c.to_map()]).unwrap(), c);
     }
 }

@@ -184,35 +184,19 @@ pub const STANDARD_STEPS: [&str; 11] = [
     "l.i0", "l.x", "l.i1", "l.i2", "wait", "qr100", "qp100", "qr500", "qp500", "qr1000", "qp1000",
 ];
 
+/// The published sequence, parsed.
+pub(crate) fn standard_steps() -> Vec<Step> {
+    STANDARD_STEPS
+        .iter()
+        .map(|s| s.parse().expect("a standard step"))
+        .collect()
+}
+
 impl Step {
     /// Parses a step name: `l.i0`, `l.x`, `l.i1`, `l.i2`, `wait`, `qrN`, `qpN` (N > 0).
     pub fn parse(name: &str) -> Result<Step> {
-        let step = match name {
-            "l.i0" => Step::LoadI0,
-            "l.x" => Step::CreateIndexes,
-            "l.i1" => Step::LoadI1,
-            "l.i2" => Step::LoadI2,
-            "wait" => Step::Wait,
-            _ if KvOp::ALL.iter().any(|k| k.name() == name) => {
-                Step::Kv(*KvOp::ALL.iter().find(|k| k.name() == name).expect("just found"))
-            }
-            _ => {
-                let kind = match name.get(..2) {
-                    Some("qr") => QueryKind::Range,
-                    Some("qp") => QueryKind::Point,
-                    _ => return Err(unknown(name)),
-                };
-                let rate: u32 = name[2..].parse().map_err(|_| unknown(name))?;
-                if rate == 0 {
-                    return Err(Error::config(
-                        "steps",
-                        format!("{name}: the background rate must be > 0"),
-                    ));
-                }
-                Step::Query { kind, rate }
-            }
-        };
-        Ok(step)
+        name.parse()
+            .map_err(|message| Error::config(super::param!(steps), message))
     }
 
     /// True for steps that insert or delete rows (checked by verify afterwards).
@@ -272,14 +256,56 @@ impl super::Config {
     }
 }
 
-fn unknown(name: &str) -> Error {
-    Error::config(
-        "steps",
-        format!(
-            "unknown step {name:?}; expected l.i0, l.x, l.i1, l.i2, wait, qrN or qpN (N rows/s, e.g. qr100), or a key/value step: {}",
-            KvOp::ALL.map(|k| k.name()).join(", ")
-        ),
+fn unknown(name: &str) -> String {
+    format!(
+        "unknown step {name:?}; expected l.i0, l.x, l.i1, l.i2, wait, qrN or qpN (N rows/s, e.g. qr100), or a key/value step: {}",
+        KvOp::ALL.map(|k| k.name()).join(", ")
     )
+}
+
+impl std::str::FromStr for Step {
+    type Err = String;
+    fn from_str(name: &str) -> std::result::Result<Step, String> {
+        let step = match name.trim() {
+            "l.i0" => Step::LoadI0,
+            "l.x" => Step::CreateIndexes,
+            "l.i1" => Step::LoadI1,
+            "l.i2" => Step::LoadI2,
+            "wait" => Step::Wait,
+            name => match KvOp::ALL.iter().find(|k| k.name() == name) {
+                Some(&op) => Step::Kv(op),
+                None => query_step(name)?,
+            },
+        };
+        Ok(step)
+    }
+}
+
+/// `qrN` or `qpN`.
+fn query_step(name: &str) -> std::result::Result<Step, String> {
+    let kind = match name.get(..2) {
+        Some("qr") => QueryKind::Range,
+        Some("qp") => QueryKind::Point,
+        _ => return Err(unknown(name)),
+    };
+    let rate: u32 = name[2..].parse().map_err(|_| unknown(name))?;
+    if rate == 0 {
+        return Err(format!("{name}: the background rate must be > 0"));
+    }
+    Ok(Step::Query { kind, rate })
+}
+
+impl serde::Serialize for Step {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Step {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Step, D::Error> {
+        let name = String::deserialize(d)?;
+        name.parse().map_err(serde::de::Error::custom)
+    }
 }
 
 impl fmt::Display for Step {

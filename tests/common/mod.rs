@@ -29,12 +29,7 @@ pub fn step<'a>(outcome: &'a RunOutcome, name: &str) -> &'a StepRow {
 
 /// A percentile column of a step (µs): `op` insert/delete/query, `service` or response, index into PERCENTILES.
 pub fn latency(step: &StepRow, op: ibench::metrics::Op, service: bool, index: usize) -> f64 {
-    let (_, resp, svc) = step.latencies.iter().find(|(o, _, _)| *o == op).expect("the op ran");
-    if service {
-        svc[index]
-    } else {
-        resp[index]
-    }
+    step.latency(op, service, index).expect("the op ran")
 }
 
 /// The servers: IBENCH_POSTGRES / IBENCH_MYSQL (DSNs of an admin account) or the local ones.

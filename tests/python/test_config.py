@@ -3,6 +3,7 @@ the settings that differ."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -60,3 +61,16 @@ def test_identical_setups_differ_in_nothing(tmp_path: Path) -> None:
     small = dict(steps=["l.i0"], rows_l_i0=100, out=tmp_path, progress=False)
     a, b = ibench.run(label="a", **small), ibench.run(label="b", **small)
     assert tables.what_differs([a, b]).frame.empty
+
+
+def test_every_parameter_is_listed_documented_and_accepted_as_a_keyword() -> None:
+    params = ibench.parameters()
+    assert "rows_per_commit_l_i2" in params and "flush_seconds" in params
+    assert all(doc.strip() for doc in params.values())
+    # Each listed name is a keyword the configuration resolves (a layer of its
+    # recorded value round-trips), and the recorded configuration holds each.
+    recorded = json.loads(ibench._native.resolve_config(json.dumps([{}])))
+    assert sorted(recorded) == sorted(params)
+    for name, value in recorded.items():
+        again = json.loads(ibench._native.resolve_config(json.dumps([{name: value}])))
+        assert again[name] == value, name

@@ -405,3 +405,14 @@ def test_the_report_over_postgres_innodb_and_myrocks_opens_in_chromium(
     subprocess.run([chromium() or "", *FLAGS, f"--user-data-dir={tmp_path / 'profile'}", f"--screenshot={shot}",
                     "--window-size=1200,3000", out.as_uri()], capture_output=True, timeout=120)
     assert shot.stat().st_size > 20000
+
+
+def test_the_report_says_which_workload_each_run_runs(tmp_path: Path) -> None:
+    mine = ibench.run(db="null:", steps=["l.i0"], rows_l_i0=100, label="mine", out=tmp_path, progress=False)
+    theirs = ibench.run(
+        db="null:", steps=["l.i0"], rows_l_i0=100, label="theirs", compat="iibench", out=tmp_path, progress=False
+    )
+    page = report.render([mine, theirs])
+    assert "mine: compat = ibench: ibench&#x27;s own statements and data" in page
+    assert "theirs: compat = iibench: the reference client&#x27;s statements and data" in page
+    assert "Workload: compat = ibench" in report.render([mine])

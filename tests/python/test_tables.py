@@ -56,12 +56,30 @@ def test_relative_throughput_is_the_ratio_computed_by_hand(runs: list[ibench.Res
 
 
 def test_relative_colors_red_at_or_below_095_and_green_at_or_above_105(runs: list[ibench.Results]) -> None:
-    t = tables.relative(runs, base="slow")
+    # Without intervals asked for (ci=None), the colours alone.
+    t = tables.relative(runs, base="slow", ci=None)
     html = t.to_html()
     frame = t.frame
     assert (frame.loc["fast", "l.i0"] >= 1.05) and (frame.loc["missing", "l.i0"] <= 0.95)
     assert tables.GREEN.split(": ")[1] in html and tables.RED.split(": ")[1] in html
     assert "Throughput relative to slow" in html
+
+
+def test_a_ratio_without_an_interval_is_never_coloured_as_significant(runs: list[ibench.Results]) -> None:
+    # One run per label and l.i0 too short for a series interval: 1.05 and
+    # more, or 0.95 and less, yet nothing measured says it is significant.
+    t = tables.relative(runs, base="slow")
+    assert t.why is not None and t.low is not None
+    assert (t.frame.loc["fast", "l.i0"] >= 1.05) and (t.frame.loc["missing", "l.i0"] <= 0.95)
+    for label in ["fast", "missing"]:
+        assert pd.isna(t.low.loc[label, "l.i0"])
+        assert "too short for a series interval" in t.why.loc[label, "l.i0"]
+        assert pd.isna(t.significant.loc[label, "l.i0"])
+    assert pd.isna(t.why.loc["slow", "l.i0"]), "the base's own row needs no reason"
+    html = t.to_html()
+    assert tables.RED.split(": ")[1] not in html and tables.GREEN.split(": ")[1] not in html
+    assert f"{t.frame.loc['fast', 'l.i0']:.2f}†" in html and "no interval: one run per side" in html
+    assert f"*{t.frame.loc['fast', 'l.i0']:.2f}†*" in t.to_markdown()
 
 
 def test_an_unknown_base_is_a_config_error_listing_the_labels(runs: list[ibench.Results]) -> None:

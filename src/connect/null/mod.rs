@@ -19,7 +19,11 @@
 //!   deadlock once (a retryable error), to test retries;
 //! * `write=1MB` — every insert overwrites that many bytes of a file and
 //!   fsyncs it (in `dir=PATH`, default the temporary directory), a disk
-//!   write of known size for testing the I/O counters.
+//!   write of known size for testing the I/O counters;
+//! * `time=simulated` — latencies and stalls take no real time: the run's
+//!   threads run on simulated time (`crate::clock`), which an operation
+//!   moves on by its latency, so every schedule, latency and interval is
+//!   exact whatever the host does; stalls count from the run's start.
 //!
 //! Durations take `ns`, `us`, `ms` or `s`.
 //!
@@ -89,6 +93,9 @@ impl Connector for NullConnector {
     fn stores_data(&self) -> bool {
         false
     }
+    fn simulated_time(&self) -> bool {
+        self.options.simulated
+    }
     fn sizes(&self, _tables: &[String]) -> Sizes {
         Sizes::default()
     }
@@ -130,6 +137,7 @@ impl NullConnector {
             deadlock: o.deadlock.clone(),
             counts: [0; 3],
             opened: self.opened,
+            simulated: o.simulated,
             // Each session its own stream; `seed` picks another set of them.
             rng: Xoshiro256PlusPlus::seed_from_u64(n ^ o.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15)),
         })

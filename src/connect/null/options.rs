@@ -37,6 +37,8 @@ pub(super) struct NullOptions {
     pub(super) dir: std::path::PathBuf,
     /// Picks the injected latencies' random streams.
     pub(super) seed: u64,
+    /// `time=simulated`: latencies and stalls move simulated time on.
+    pub(super) simulated: bool,
 }
 
 impl Default for NullOptions {
@@ -50,6 +52,7 @@ impl Default for NullOptions {
             write: 0,
             dir: std::env::temp_dir(),
             seed: 0,
+            simulated: false,
         }
     }
 }
@@ -106,6 +109,18 @@ fn injected(key: &str, value: &str) -> Result<Injected> {
     Ok(Some((op.to_string(), n)))
 }
 
+/// `real` or `simulated` time (`time=`).
+fn simulated(value: &str) -> Result<bool> {
+    match value {
+        "real" => Ok(false),
+        "simulated" => Ok(true),
+        _ => Err(Error::config(
+            "db",
+            format!("null: time {value:?}: expected real or simulated"),
+        )),
+    }
+}
+
 impl FromStr for NullOptions {
     type Err = Error;
 
@@ -130,6 +145,7 @@ impl FromStr for NullOptions {
                 "query_latency" => per_op.push((2, latency(key, value)?)),
                 "stall" => o.stalls.extend(stalls(value)?),
                 "cpu" => o.cpu = duration(value)?,
+                "time" => o.simulated = simulated(value)?,
                 "write" => o.write = dsn::size("db", value)? as usize,
                 "dir" => o.dir = std::path::PathBuf::from(value),
                 "seed" => {
@@ -143,7 +159,7 @@ impl FromStr for NullOptions {
                     return Err(Error::config(
                         "db",
                         format!(
-                            "null: unknown option {key:?}; expected latency, insert_latency, delete_latency, query_latency, cpu, stall, fail, deadlock, write, dir or seed"
+                            "null: unknown option {key:?}; expected latency, insert_latency, delete_latency, query_latency, cpu, stall, fail, deadlock, write, dir, seed or time"
                         ),
                     ))
                 }
@@ -151,6 +167,14 @@ impl FromStr for NullOptions {
         }
         for (op, l) in per_op {
             o.latency[op] = l;
+        }
+        if o.simulated && o.latency[2] == Latency::None {
+            // A q step's queries run until its inserts end; queries that
+            // take no simulated time would never see that time come.
+            return Err(Error::config(
+                "db",
+                "null: time=simulated needs a query latency (latency= or query_latency=)",
+            ));
         }
         Ok(o)
     }

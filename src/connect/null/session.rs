@@ -24,6 +24,8 @@ pub(super) struct NullSession {
     /// Inserts, deletes and queries so far.
     pub(super) counts: [u64; 3],
     pub(super) opened: Instant,
+    /// `time=simulated`.
+    pub(super) simulated: bool,
     pub(super) rng: Xoshiro256PlusPlus,
 }
 
@@ -92,29 +94,45 @@ impl NullSession {
         if self.latency[op] == Latency::None && self.stalls.is_empty() && self.cpu.is_zero() {
             return Ok(()); // no clock read: the harness alone is what gets measured
         }
-        let start = Instant::now();
+        let start = (!self.simulated).then(Instant::now);
         if !self.cpu.is_zero() {
             burn_cpu(self.cpu);
         }
-        let since = start - self.opened;
-        let mut end = start
-            + match self.latency[op] {
-                Latency::None => Duration::ZERO,
-                Latency::Fixed(d) => d,
-                Latency::Exponential(mean) => {
-                    let u = ((self.rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
-                    mean.mul_f64(-u.ln())
-                }
-            };
-        for &(at, len) in self.stalls.iter() {
-            if since >= at && since < at + len {
-                end = end.max(self.opened + at + len);
-            }
-        }
+        let latency = self.draw(op);
+        let Some(start) = start else {
+            // Simulated: the latency moves the thread's time on (the burn
+            // inside it), a stall from the run's simulated start.
+            let since = crate::clock::simulated_since_epoch().unwrap_or_default();
+            crate::clock::advance_simulated(latency.max(self.stalled(since) - since));
+            return Ok(());
+        };
+        let end = (start + latency).max(self.opened + self.stalled(start - self.opened));
         if end > start {
             wait_until(end);
         }
         Ok(())
+    }
+
+    /// Operation `op`'s injected latency (a draw, when exponential).
+    fn draw(&mut self, op: usize) -> Duration {
+        match self.latency[op] {
+            Latency::None => Duration::ZERO,
+            Latency::Fixed(d) => d,
+            Latency::Exponential(mean) => {
+                let u = ((self.rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+                mean.mul_f64(-u.ln())
+            }
+        }
+    }
+
+    /// When an operation starting `since` the connector opened may end:
+    /// the end of the stall it falls in, else `since`.
+    fn stalled(&self, since: Duration) -> Duration {
+        self.stalls
+            .iter()
+            .filter(|&&(at, len)| since >= at && since < at + len)
+            .map(|&(at, len)| at + len)
+            .fold(since, Duration::max)
     }
 }
 

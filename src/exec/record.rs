@@ -1,0 +1,141 @@
+//! A step's outcome as result rows: its `steps` row, its histograms, and
+//! the warnings its pacers' lateness calls for.
+
+use super::step::{PacerLateness, StepOutcome};
+use super::LAG_WARNING_US;
+use crate::metrics::{percentile_us, serialize, EngineDelta};
+use crate::results::{HistogramRow, OpLag, OpLatency, StepRow, StepStatus, LAG_STATS, PERCENTILES};
+use crate::workload::{Config, KvOp, Step};
+
+/// The step's row, from what it measured; `clients` is how many of the
+/// run's clients this process ran.
+pub(super) fn step_row(
+    run_id: &str,
+    c: &Config,
+    step: Step,
+    clients: u32,
+    out: &StepOutcome,
+    engine: Option<EngineDelta>,
+) -> StepRow {
+    let n = &out.counts;
+    let mut row = StepRow {
+        run_id: run_id.to_string(),
+        step: step.to_string(),
+        status: out.status,
+        error: out.error.clone(),
+        started_at_us: out.started_at_us,
+        elapsed_s: out.elapsed_s,
+        clients: if step.kv().is_some() { c.threads } else { clients },
+        rows_per_commit: match step {
+            Step::Kv(op) if op.writes() => Some(c.kv_batch(op)),
+            _ => c.writes(step).map(|w| w.rows_per_commit),
+        },
+        inserts: n.inserts,
+        deletes: n.deletes,
+        queries: n.queries,
+        indexed_rows: (step == Step::CreateIndexes).then_some(n.indexed_rows),
+        errors: n.errors,
+        retries: n.retries,
+        cost_ops: cost_ops(step, out),
+        found: step.kv().is_some_and(KvOp::reads).then_some(n.found),
+        engine,
+        system: out.system.clone(),
+        ..StepRow::default()
+    };
+    if let Step::Query { rate, .. } = step {
+        let target = rate as f64 * clients as f64;
+        row.target_ips = Some(target);
+        // A q step that did not insert its rows in time (it timed out or
+        // failed) missed its SLA; one the user stopped has no verdict.
+        row.sla_ok = match out.status {
+            StepStatus::Ok => Some(row.ips() >= 0.95 * target),
+            StepStatus::Interrupted | StepStatus::Running | StepStatus::Killed => None,
+            StepStatus::Error | StepStatus::Timeout => Some(false),
+        };
+    }
+    for (op, lat) in &out.latencies {
+        let p = |h| PERCENTILES.map(|(q, _)| percentile_us(h, q));
+        row.latencies.push(OpLatency {
+            op: *op,
+            response: p(&lat.response),
+            service: p(&lat.service),
+        });
+        if let Some(lag) = &lat.lag {
+            row.lags.push(OpLag {
+                op: *op,
+                lag: LAG_STATS.map(|(q, _)| percentile_us(lag, q)),
+            });
+        }
+    }
+    row
+}
+
+/// What the per-operation costs divide by: inserts in load steps, queries
+/// in q steps, indexed rows in l.x (None: no per-operation costs).
+fn cost_ops(step: Step, out: &StepOutcome) -> Option<u64> {
+    let n = &out.counts;
+    match step {
+        Step::LoadI0 | Step::LoadI1 | Step::LoadI2 => Some(n.inserts),
+        Step::Query { .. } => Some(n.queries),
+        Step::CreateIndexes => Some(n.indexed_rows),
+        Step::Wait => None,
+        Step::Kv(op) if op.maintains() => None,
+        Step::Kv(op) if op.reads() => Some(n.queries),
+        Step::Kv(op) if op.deletes() => Some(n.deletes),
+        Step::Kv(_) => Some(n.inserts),
+    }
+}
+
+/// The step's histograms: per operation over the step, and the
+/// all-clients response times per interval.
+pub(super) fn histograms(run_id: &str, step: &str, out: &StepOutcome) -> Vec<HistogramRow> {
+    let mut rows = Vec::new();
+    for (op, lat) in &out.latencies {
+        let lag = lat.lag.as_ref().map(|h| ("lag", h));
+        for (time, h) in [("response", &lat.response), ("service", &lat.service)]
+            .into_iter()
+            .chain(lag)
+        {
+            rows.push(HistogramRow {
+                run_id: run_id.to_string(),
+                step: step.to_string(),
+                op: *op,
+                time,
+                count: h.len(),
+                histogram: serialize(h),
+                t_s: None,
+            });
+        }
+    }
+    for h in &out.interval_histograms {
+        rows.push(HistogramRow {
+            run_id: run_id.to_string(),
+            step: step.to_string(),
+            op: h.op,
+            time: "response",
+            count: h.count,
+            histogram: h.histogram.clone(),
+            t_s: Some(h.t_s),
+        });
+    }
+    rows
+}
+
+/// A warning for each paced stream whose pacer woke late: a few late
+/// wakes are a VM's host at work; more than 1% of a stream's (and at least
+/// three) is an overloaded client host.
+pub(super) fn pacer_warnings(step: Step, late: &[PacerLateness]) -> Vec<String> {
+    late.iter()
+        .filter(|p| p.p99_us > LAG_WARNING_US && p.late >= 3.max(p.waits / 100))
+        .map(|p| {
+            format!(
+                "{step}: the pacer woke late: {} starts p99 {:.0} µs (max {:.0} µs) after their intended time, {} of {} more than {LAG_WARNING_US:.0} µs; the client host is overloaded, so response times include the client's own lateness",
+                p.op.name(),
+                p.p99_us,
+                p.max_us,
+                p.late,
+                p.waits
+            )
+        })
+        .collect()
+}

@@ -1,0 +1,133 @@
+//! Presets: named partial overlays of the defaults (which are `quick`'s),
+//! and the compat bundle's choices.
+
+use super::choices::{Compat, DataMode, MaintenanceStyle, Statements};
+use super::config::Overrides;
+use super::step::Step;
+use crate::error::{Error, Result};
+
+/// The preset names, smallest first.
+pub const PRESETS: [&str; 7] = [
+    "quick",
+    "small-1",
+    "small-4",
+    "large-12-cpu",
+    "large-12-io",
+    "kv-quick",
+    "universal-compression",
+];
+
+/// The db_bench flags benchmark.sh passes per step, where they differ from
+/// ibench's defaults (the WAL on, no sync, a skip-list memtable with
+/// concurrent writes), as RocksDB options: its fillseq loads with the WAL
+/// disabled into a vector memtable without concurrent memtable writes
+/// (`--disable_wal=1 --memtablerep=vector
+/// --allow_concurrent_memtable_write=false`).
+pub const BENCHMARK_SH_STEP_OPTIONS: [(&str, &str); 1] = [(
+    "fillseq",
+    "wal=off&memtable_factory=vector&allow_concurrent_memtable_write=false",
+)];
+
+/// Preset `name` as the parameters it sets over the defaults.
+pub fn overrides(name: &str) -> Result<Overrides> {
+    let mut o = match name {
+        "quick" => Overrides::default(),
+        "small-1" => published(1, 30_000_000, 40_000_000, 10_000_000),
+        "small-4" => published(4, 8_000_000, 10_000_000, 2_500_000),
+        "large-12-cpu" => published(12, 10_000_000, 16_000_000, 4_000_000),
+        "large-12-io" => published(12, 300_000_000, 4_000_000, 1_000_000),
+        "kv-quick" => kv_quick(),
+        "universal-compression" => universal_compression(),
+        _ => {
+            return Err(Error::config(
+                super::param!(preset),
+                format!("unknown preset {name:?}; expected one of {}", PRESETS.join(", ")),
+            ))
+        }
+    };
+    o.preset = Some(name.into());
+    Ok(o)
+}
+
+/// The published reports' sizes (reference.md §1): clients, and rows per
+/// client of l.i0, l.i1 and l.i2; 1800-second q steps and the reference's
+/// wait. Whoever picks them wants results that stand beside the published
+/// ones, so they run the reference client's workload (`compat = iibench`)
+/// unless the user chooses otherwise.
+fn published(clients: u32, l_i0: u64, l_i1: u64, l_i2: u64) -> Overrides {
+    Overrides {
+        compat: Some(Compat::Iibench),
+        clients: Some(clients),
+        rows_l_i0: Some(l_i0),
+        rows_l_i1: Some(l_i1),
+        rows_l_i2: Some(l_i2),
+        query_seconds: Some(1800.0),
+        wait_seconds: Some(None),
+        ..Overrides::default()
+    }
+}
+
+/// `kv-quick`: every key/value step, 100,000 keys, seconds.
+fn kv_quick() -> Overrides {
+    Overrides {
+        num: Some(100_000),
+        steps: Some(steps(&[
+            "fillseq",
+            "overwrite",
+            "readrandom",
+            "seekrandom",
+            "readwhilewriting",
+            "flush",
+            "waitforcompaction",
+        ])),
+        ..Overrides::default()
+    }
+}
+
+/// `universal-compression`: the seeds' sequence at 2M keys of 400-byte
+/// values compressible to 0.5, the steps as benchmark.sh runs them
+/// (fillseq without the WAL).
+fn universal_compression() -> Overrides {
+    Overrides {
+        step_options: Some(
+            BENCHMARK_SH_STEP_OPTIONS
+                .iter()
+                .map(|(step, options)| (step.to_string(), options.to_string()))
+                .collect(),
+        ),
+        num: Some(2_000_000),
+        value_size: Some([400, 400]),
+        // db_bench's values: the seed's compressed sizes and zstd's cost.
+        value_alphabet: Some(crate::gen::Alphabet::Printable),
+        overwritesome_writes: Some(Some(200_000)),
+        duration: Some(Some(60.0)),
+        steps: Some(steps(&[
+            "fillseq",
+            "overwritesome",
+            "waitforcompaction",
+            "overwriteandwait",
+        ])),
+        ..Overrides::default()
+    }
+}
+
+fn steps(names: &[&str]) -> Vec<Step> {
+    names.iter().map(|n| n.parse().expect("a known step")).collect()
+}
+
+impl Compat {
+    /// The choices this bundle makes.
+    pub fn bundle(self) -> Overrides {
+        match self {
+            Compat::Ibench => Overrides::default(),
+            Compat::Iibench => Overrides {
+                server_keys: Some(true),
+                statements: Some(Statements::Literal),
+                data: Some(DataMode::Iibench),
+                lx_rows: Some(100),
+                maintenance: Some(MaintenanceStyle::Iibench),
+                ..Overrides::default()
+            },
+        }
+    }
+}
