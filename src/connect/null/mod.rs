@@ -137,7 +137,7 @@ impl NullConnector {
             deadlock: o.deadlock.clone(),
             counts: [0; 3],
             opened: self.opened,
-            simulated: self.options.simulated,
+            simulated: o.simulated,
             // Each session its own stream; `seed` picks another set of them.
             rng: Xoshiro256PlusPlus::seed_from_u64(n ^ o.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15)),
         })

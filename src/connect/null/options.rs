@@ -37,7 +37,7 @@ pub(super) struct NullOptions {
     pub(super) dir: std::path::PathBuf,
     /// Picks the injected latencies' random streams.
     pub(super) seed: u64,
-    /// `time=simulated`: latencies and stalls are simulated time.
+    /// `time=simulated`: latencies and stalls move simulated time on.
     pub(super) simulated: bool,
 }
 
@@ -109,7 +109,7 @@ fn injected(key: &str, value: &str) -> Result<Injected> {
     Ok(Some((op.to_string(), n)))
 }
 
-/// `real` or `simulated`.
+/// `real` or `simulated` time (`time=`).
 fn simulated(value: &str) -> Result<bool> {
     match value {
         "real" => Ok(false),
@@ -145,6 +145,7 @@ impl FromStr for NullOptions {
                 "query_latency" => per_op.push((2, latency(key, value)?)),
                 "stall" => o.stalls.extend(stalls(value)?),
                 "cpu" => o.cpu = duration(value)?,
+                "time" => o.simulated = simulated(value)?,
                 "write" => o.write = dsn::size("db", value)? as usize,
                 "dir" => o.dir = std::path::PathBuf::from(value),
                 "seed" => {
@@ -152,7 +153,6 @@ impl FromStr for NullOptions {
                         .parse()
                         .map_err(|_| Error::config("db", format!("null: seed {value:?}: expected a whole number")))?
                 }
-                "time" => o.simulated = simulated(value)?,
                 "fail" => o.fail = injected(key, value)?,
                 "deadlock" => o.deadlock = injected(key, value)?,
                 _ => {

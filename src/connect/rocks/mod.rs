@@ -288,8 +288,8 @@ mod tests {
         let config = c.configuration().unwrap();
         let cap = config
             .iter()
-            .find(|(k, _, _)| k == "block_cache_capacity")
-            .map(|r| r.1.clone());
+            .find(|r| r.name == "block_cache_capacity")
+            .map(|r| r.value.clone());
         assert_eq!(cap.as_deref(), Some("33554432"));
         // Data goes in and out through the vector memtable.
         crate::connect::kv_contract::round_trip(c.kv_session().unwrap().as_mut(), KV_TABLE);
@@ -327,11 +327,12 @@ mod tests {
         .unwrap();
         let (ra, rb) = (a.resolved_options().unwrap(), b.resolved_options().unwrap());
         for section in ["CFOptions kv", "TableOptions/BlockBasedTable kv", "DBOptions"] {
-            for (s, name, value) in ra.iter().filter(|(s, _, _)| s == section) {
+            for r in ra.iter().filter(|r| r.source == section) {
+                let (s, name) = (r.source.as_str(), r.name.as_str());
                 if name == "level0_slowdown_writes_trigger" {
                     assert_eq!(option(&rb, s, name), Some("17"), "the DSN overrides the file");
                 } else {
-                    assert_eq!(option(&rb, s, name), Some(value.as_str()), "{s} {name}");
+                    assert_eq!(option(&rb, s, name), Some(r.value.as_str()), "{s} {name}");
                 }
             }
         }
