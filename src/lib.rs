@@ -13,6 +13,7 @@ pub mod error;
 pub mod exec;
 pub mod gen;
 pub mod metrics;
+pub mod profile;
 #[cfg(feature = "python")]
 mod python;
 pub mod results;

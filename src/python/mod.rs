@@ -4,6 +4,7 @@
 mod convert;
 mod errors;
 mod gen;
+mod profile;
 mod run;
 mod shard;
 
@@ -48,6 +49,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;
     errors::register(m)?;
     gen::register(m)?;
+    profile::register(m)?;
     run::register(m)?;
     shard::register(m)?;
     Ok(())
