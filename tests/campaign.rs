@@ -271,8 +271,10 @@ fn recorded_runs(dir: &Path) -> Vec<(String, u64, Option<String>, String)> {
 #[test]
 fn a_killed_campaign_resumes_keeping_the_runs_that_ended_ok() {
     let dir = tempfile::tempdir().unwrap();
-    let servers = "[[server]]\nlabel = \"pg\"\ndb = \"postgres://postgres@127.0.0.1:5432/test\"\n\
-                   [[server]]\nlabel = \"maria\"\ndb = \"mysql://root@127.0.0.1:3306/test\"\n";
+    // Databases of its own: the other tests of this file run at the same time.
+    let databases = ResumeDatabases::create();
+    let servers = "[[server]]\nlabel = \"pg\"\ndb = \"postgres://postgres@127.0.0.1:5432/ib_resume\"\n\
+                   [[server]]\nlabel = \"maria\"\ndb = \"mysql://root@127.0.0.1:3306/ib_resume\"\n";
     let run = |repeats: u32, rows: u32| {
         format!("[run]\nsteps = [\"l.i0\", \"qr100\"]\nrows_l_i0 = {rows}\nquery_seconds = 4\nrepeats = {repeats}\n{servers}")
     };
@@ -335,4 +337,31 @@ fn a_killed_campaign_resumes_keeping_the_runs_that_ended_ok() {
         stderr.contains("campaign.json") && stderr.contains("no campaign to resume"),
         "{stderr}"
     );
+    drop(databases);
+}
+
+/// Database `ib_resume` on the local PostgreSQL and MariaDB, dropped when dropped.
+struct ResumeDatabases;
+
+impl ResumeDatabases {
+    fn create() -> Self {
+        let mut pg = postgres::Client::connect("postgres://postgres@127.0.0.1:5432/postgres", postgres::NoTls).unwrap();
+        pg.batch_execute("DROP DATABASE IF EXISTS ib_resume WITH (FORCE)")
+            .unwrap();
+        pg.batch_execute("CREATE DATABASE ib_resume").unwrap();
+        let mut my = mysql::Conn::new(mysql::Opts::from_url("mysql://root@127.0.0.1:3306/test").unwrap()).unwrap();
+        mysql::prelude::Queryable::query_drop(&mut my, "CREATE DATABASE IF NOT EXISTS ib_resume").unwrap();
+        ResumeDatabases
+    }
+}
+
+impl Drop for ResumeDatabases {
+    fn drop(&mut self) {
+        if let Ok(mut pg) = postgres::Client::connect("postgres://postgres@127.0.0.1:5432/postgres", postgres::NoTls) {
+            let _ = pg.batch_execute("DROP DATABASE IF EXISTS ib_resume WITH (FORCE)");
+        }
+        if let Ok(mut my) = mysql::Conn::new(mysql::Opts::from_url("mysql://root@127.0.0.1:3306/test").unwrap()) {
+            let _ = mysql::prelude::Queryable::query_drop(&mut my, "DROP DATABASE IF EXISTS ib_resume");
+        }
+    }
 }

@@ -32,6 +32,7 @@ fn the_result_files_keep_their_columns_types_and_nullability() {
         "counters",
         "gauges",
         "disks",
+        "waits",
     ] {
         let file = std::fs::File::open(out.dir.join(format!("{name}.parquet"))).unwrap();
         let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file).unwrap();

@@ -90,6 +90,10 @@ SERVER_TABLES: dict[str, pa.Schema] = {
         [("run_id", _TEXT), ("step", _TEXT), ("t_s", _FLOAT), ("length_s", _FLOAT), ("source", _TEXT), ("name", _TEXT)],
         [("value", _FLOAT)],
     ),
+    "waits": _schema(
+        [("run_id", _TEXT), ("step", _TEXT), ("source", _TEXT), ("event", _TEXT)],
+        [("samples", pa.uint64()), ("wait_s", _FLOAT), ("count", pa.uint64()), ("ops", pa.uint64())],
+    ),
     # t_s is null on the whole step's row, so it sits among the nullable columns.
     "disks": pa.schema(
         [
@@ -218,6 +222,14 @@ class Results:
         interval) and value, read at the interval's end. Empty, with these
         columns, for runs recorded without it."""
         return self._frame("gauges")
+
+    @property
+    def waits(self) -> pd.DataFrame:
+        """What the server's sessions waited on in each step (``waits.parquet``,
+        runs with ``profile``): run_id, step, source, event, samples (sampled
+        sources), wait_s, count (cumulative sources) and ops, the step's
+        operations. Empty, with these columns, for runs recorded without it."""
+        return self._frame("waits")
 
     @property
     def disks(self) -> pd.DataFrame:

@@ -20,7 +20,7 @@ mod tls;
 
 use crate::error::{DbErrorKind, Error, Result};
 use crate::gen::{KvBatch, RangeQuery, Row, Rows};
-use crate::metrics::{Counter, EngineCounters, Gauge, Setting};
+use crate::metrics::{Counter, EngineCounters, Gauge, Setting, WaitReading};
 use crate::stop::{Interrupter, Stop};
 pub(crate) use maintain::{per_table, privileged};
 
@@ -238,6 +238,17 @@ pub trait ServerCounters: Send {
     fn counters(&mut self, at_end: bool) -> Result<Vec<Counter>>;
     /// The gauges now (history list length, dead tuples, L0 files, ...).
     fn gauges(&mut self) -> Result<Vec<Gauge>>;
+    /// Where this database's waits come from (`pg_stat_activity`,
+    /// `performance_schema`, `rocksdb`); None when it reports none; an
+    /// error saying why when it could but cannot now (performance_schema off).
+    fn wait_source(&mut self) -> Option<std::result::Result<&'static str, String>> {
+        None
+    }
+    /// What the server's sessions wait on now: sampled or cumulative
+    /// (see [`WaitReading`]); only called when [`ServerCounters::wait_source`] is Ok.
+    fn waits(&mut self) -> Result<WaitReading> {
+        Ok(WaitReading::Sampled(Vec::new()))
+    }
 }
 
 /// The table of the key/value steps.

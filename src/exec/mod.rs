@@ -42,7 +42,7 @@ use crate::gen::Window;
 use crate::metrics::{counter_rows, Counter, EngineCounters, EngineDelta, Setting};
 use crate::results::{RunResults, RunRow, RunStatus, StepRow, StepStatus};
 use crate::stop::Stop;
-use crate::workload::{param, Config, KvOp, Shard, Step, VerifyMode};
+use crate::workload::{param, Config, KvOp, Profile, Shard, Step, VerifyMode};
 use open::{session_spec, table_names};
 use plan::{Probe, SimulatedSpan, StepPlan};
 use std::path::{Path, PathBuf};
@@ -140,6 +140,8 @@ pub struct Runner {
     simulated: Option<SimulatedSpan>,
     /// The run directory's lock, held while the run is under way.
     lock: Option<std::fs::File>,
+    /// With `profile`: where the server's waits come from.
+    wait_source: Option<&'static str>,
 }
 
 /// What the steps of a run carry from one to the next.
@@ -191,6 +193,7 @@ impl Runner {
             open_options: String::new(),
             simulated,
             lock: Some(lock),
+            wait_source: None,
         })
     }
 
@@ -392,6 +395,7 @@ impl Runner {
                 Ok(stats) => self.stats = stats.map(std::sync::Mutex::new),
                 Err(e) => self.warn(observer, format!("the server's counters cannot be read: {e}")),
             }
+            self.wait_source = self.find_wait_source(observer);
         }
         Ok(State {
             tables,
@@ -403,6 +407,26 @@ impl Runner {
             kv_known: false,
             indexed: !self.steps.contains(&Step::LoadI0),
         })
+    }
+
+    /// With `profile`, where the server's waits come from; a warning when
+    /// the database could report them but does not now (performance_schema off).
+    fn find_wait_source(&mut self, observer: &dyn Observer) -> Option<&'static str> {
+        if self.config.profile == Profile::Off {
+            return None;
+        }
+        let source = self
+            .stats
+            .as_ref()
+            .map(|s| s.lock().unwrap_or_else(|p| p.into_inner()).wait_source());
+        match source.flatten() {
+            Some(Ok(source)) => Some(source),
+            Some(Err(why)) => {
+                self.warn(observer, format!("profile: no waits: {why}"));
+                None
+            }
+            None => None,
+        }
     }
 
     /// The tables at the start of the run: empty when it loads them, else
@@ -484,6 +508,7 @@ impl Runner {
                     run_id: self.results.run.run_id.clone(),
                     every: Duration::from_secs_f64(c.flush_seconds),
                 }),
+                waits: self.wait_source.map(|source| (source, c.wait_sampling_hz)),
             };
             run_step(&plan)
         };
@@ -609,6 +634,7 @@ impl Runner {
         r.host_intervals
             .extend(out.host_intervals.into_iter().map(|h| (name.clone(), h)));
         r.gauges.extend(out.gauges.into_iter().map(|g| (name.clone(), g)));
+        r.waits.extend(out.waits);
         let (status, error) = (row.status, row.error.clone());
         r.steps.push(row);
         r.write(&self.dir)?;

@@ -3,7 +3,9 @@
 
 use crate::clock::{Clock, SystemClock};
 use crate::connect::ServerCounters;
-use crate::metrics::{Disks, GaugeRow, GaugeSeries, HostInterval, ServerProcesses, SystemDelta, SystemSample};
+use crate::metrics::{
+    Disks, GaugeRow, GaugeSeries, HostInterval, ServerProcesses, SystemDelta, SystemSample, WaitRow, WaitSeries,
+};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -132,4 +134,46 @@ pub(super) fn sample_gauges(
         boundary += 1;
     }
     (series.finish(), None)
+}
+
+/// The server's waits over a step (`profile`), read by a thread of their
+/// own: a sampled source every 1/`hz` s until `done`, a cumulative one at
+/// the start and once `done`. Returns the rows of step `step`, and why
+/// reading stopped early.
+pub(super) fn sample_waits(
+    stats: &Mutex<Box<dyn ServerCounters>>,
+    (source, hz): (&'static str, f64),
+    step: &str,
+    done: &AtomicBool,
+) -> (Vec<WaitRow>, Option<String>) {
+    let mut series = WaitSeries::new(source, hz);
+    let read = || stats.lock().unwrap_or_else(|p| p.into_inner()).waits();
+    let every = Duration::from_secs_f64(1.0 / hz);
+    loop {
+        let ended = done.load(Ordering::Relaxed);
+        let sampled = match read() {
+            Ok(reading) => {
+                let sampled = matches!(reading, crate::metrics::WaitReading::Sampled(_));
+                series.add(reading);
+                sampled
+            }
+            Err(e) => {
+                let why = format!("the server's waits could not be read: {e}");
+                return (series.rows(step), Some(why));
+            }
+        };
+        if ended {
+            break;
+        }
+        // Cumulative readings need only the end: sleep until then.
+        let nap = if sampled { every } else { Duration::from_secs(3600) };
+        let until = SystemClock.now() + nap;
+        while !done.load(Ordering::Relaxed) && SystemClock.now() < until {
+            std::thread::park_timeout(until.saturating_duration_since(SystemClock.now()));
+        }
+        if sampled && done.load(Ordering::Relaxed) {
+            break;
+        }
+    }
+    (series.rows(step), None)
 }

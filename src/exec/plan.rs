@@ -41,6 +41,9 @@ pub(crate) struct StepPlan<'a> {
     pub simulated: Option<SimulatedSpan>,
     /// Where and how often the step's results are written while it runs.
     pub flush: Option<super::flush::FlushPlan>,
+    /// With `profile`: the source of the server's waits (read through
+    /// `stats`) and how often a sampled one is sampled.
+    pub waits: Option<(&'static str, f64)>,
 }
 
 /// A step's place on its run's simulated timeline.

@@ -20,7 +20,7 @@ use crate::connect::{KvSession, Session, KV_TABLE};
 use crate::error::Result;
 use crate::metrics::{
     merge_series, percentile_us, unix_micros, GaugeRow, HostInterval, IntervalRow, Latencies, Op, Outbox, Recorded,
-    Recorder, SystemDelta,
+    Recorder, SystemDelta, WaitRow,
 };
 use crate::results::StepStatus;
 use crate::workload::{KvOp, Step};
@@ -95,6 +95,8 @@ pub(crate) struct StepOutcome {
     pub host_intervals: Vec<HostInterval>,
     /// The database's gauges per interval.
     pub gauges: Vec<GaugeRow>,
+    /// What the server's sessions waited on (`profile`).
+    pub waits: Vec<WaitRow>,
 }
 
 /// A connection for one role.
@@ -184,17 +186,20 @@ fn run_on<C: Clock>(plan: &StepPlan<'_>, clock: C) -> StepOutcome {
         let handles: Vec<_> = (0..setup.roles.len())
             .map(|index| start_role(scope, plan, &setup, index, clock))
             .collect();
+        let (done, interval, name) = (&done, setup.interval, setup.name.as_str());
+        // Before the release: a cumulative source's first reading precedes the step.
+        let waits = plan
+            .stats
+            .zip(plan.waits)
+            .map(|(stats, source)| scope.spawn(move || super::monitor::sample_waits(stats, source, name, done)));
         let (t0, started_at_us, sampler) = release(plan, &setup);
-        let (done, interval) = (&done, setup.interval);
         let gauges = plan
             .stats
             .map(|stats| scope.spawn(move || super::monitor::sample_gauges(stats, t0, interval, done)));
         let sampler = monitor(plan, &setup, (t0, started_at_us), sampler, &handles);
         done.store(true, Ordering::Relaxed);
-        let gauges = gauges.and_then(|g| {
-            g.thread().unpark(); // it parks until the next boundary
-            g.join().ok()
-        });
+        let gauges = gauges.and_then(last_reading);
+        let waits = waits.and_then(last_reading);
         let (recorded, ended) = join(handles, &setup.shared, t0);
         Ran {
             t0,
@@ -203,10 +208,18 @@ fn run_on<C: Clock>(plan: &StepPlan<'_>, clock: C) -> StepOutcome {
             recorded,
             sampler,
             gauges: gauges.unwrap_or_default(),
+            waits: waits.unwrap_or_default(),
         }
     });
     wait_for_compaction(plan, &setup.shared);
     status(plan, setup.shared, ran)
+}
+
+/// What a sampling thread gathered, once woken for its last reading (it
+/// parks until its next one).
+fn last_reading<T>(h: ScopedJoinHandle<'_, T>) -> Option<T> {
+    h.thread().unpark();
+    h.join().ok()
 }
 
 /// Phase 1: the roles, their streams, the shared state.
@@ -452,6 +465,7 @@ struct Ran<'a> {
     recorded: Vec<Recorded>,
     sampler: HostSampler<'a>,
     gauges: (Vec<GaugeRow>, Option<String>),
+    waits: (Vec<WaitRow>, Option<String>),
 }
 
 /// Phase 5: the threads joined: what each recorded, and the last end.
@@ -567,6 +581,7 @@ fn status(plan: &StepPlan<'_>, shared: Shared, ran: Ran<'_>) -> StepOutcome {
     let timed_out = shared.timed_out.load(Ordering::Relaxed);
     let (error, mut notes) = shared.take();
     notes.extend(ran.gauges.1);
+    notes.extend(ran.waits.1);
     let status = if error.is_some() {
         StepStatus::Error
     } else if plan.stop.requested() {
@@ -590,6 +605,7 @@ fn status(plan: &StepPlan<'_>, shared: Shared, ran: Ran<'_>) -> StepOutcome {
         system,
         host_intervals,
         gauges: ran.gauges.0,
+        waits: ran.waits.0,
     }
 }
 

@@ -10,7 +10,7 @@ use super::server::{self, Line as ServerLine};
 use super::steps::{self, StepRow};
 use super::ParquetFile;
 use crate::error::{Error, Result};
-use crate::metrics::{CounterRow, GaugeRow, HostInterval, IntervalRow, Setting};
+use crate::metrics::{CounterRow, GaugeRow, HostInterval, IntervalRow, Setting, WaitRow};
 use arrow::array::RecordBatch;
 use std::path::Path;
 
@@ -33,6 +33,8 @@ pub struct RunResults {
     pub counters: Vec<CounterRow>,
     /// Its gauges per interval: (step, row).
     pub gauges: Vec<(String, GaugeRow)>,
+    /// What its sessions waited on in each step (`profile`).
+    pub waits: Vec<WaitRow>,
 }
 
 /// A setting of a run, with its run id.
@@ -104,6 +106,21 @@ impl RunResults {
         batch(&server::gauge_columns(), lines.iter())
     }
 
+    /// The `waits` table: each step's wait events, with the step's operations.
+    pub fn waits_batch(&self) -> Result<RecordBatch> {
+        let ops = |step: &str| self.steps.iter().find(|s| s.step == step).and_then(|s| s.cost_ops);
+        let lines: Vec<_> = self
+            .waits
+            .iter()
+            .map(|row| server::WaitLine {
+                run_id: &self.run.run_id,
+                row,
+                ops: ops(&row.step),
+            })
+            .collect();
+        batch(&server::wait_columns(), lines.iter())
+    }
+
     /// The `disks` table: each counted disk per interval, then over each
     /// whole step (`t_s` null).
     pub fn disks_batch(&self) -> Result<RecordBatch> {
@@ -140,6 +157,7 @@ impl RunResults {
             ("counters", self.counters_batch()?),
             ("gauges", self.gauges_batch()?),
             ("disks", self.disks_batch()?),
+            ("waits", self.waits_batch()?),
         ] {
             write_whole(dir, name, &batch)?;
         }

@@ -179,7 +179,21 @@ impl std::str::FromStr for Shard {
     }
 }
 
+/// What a run records of where the server's time goes, per step.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Profile {
+    /// Nothing beyond the counters.
+    #[default]
+    Off,
+    /// What the server's sessions wait on, from the database itself.
+    Waits,
+    /// The waits, and the server's CPU profile sampled with Linux perf.
+    Perf,
+}
+
 choice_flags!(
+    Profile,
     Pacing,
     Distribution,
     Statements,

@@ -2,7 +2,9 @@
 //! from a preset, overlaid by a TOML file, overlaid by flags or keyword
 //! arguments. The resolved configuration is recorded with the run.
 
-use super::choices::{Compat, DataMode, Distribution, MaintenanceStyle, Pacing, Shard, Statements, VerifyMode};
+use super::choices::{
+    Compat, DataMode, Distribution, MaintenanceStyle, Pacing, Profile, Shard, Statements, VerifyMode,
+};
 use super::params::{at_least, params, positive, within};
 use super::presets;
 use super::step::{QueryKind, Step};
@@ -170,6 +172,27 @@ params! {
     /// Length of the per-interval series, in seconds.
     #[arg(long)]
     interval_seconds: f64 = 1.0, check = positive;
+
+    /// What the run records of where the server's time goes, per step: off;
+    /// waits (what the server's sessions wait on, from the database itself:
+    /// PostgreSQL's pg_stat_activity sampled, MySQL's performance_schema,
+    /// RocksDB's statistics); or perf (the waits, and the server's CPU
+    /// profile sampled with Linux perf). docs/profiling.md.
+    #[arg(long)]
+    profile: Profile = Profile::Off;
+
+    /// With profile: how often PostgreSQL's sessions are sampled for their
+    /// wait events, per second.
+    #[arg(long)]
+    wait_sampling_hz: f64 = 10.0, check = positive;
+
+    /// With profile = perf: samples per second of each profiled thread's CPU time.
+    #[arg(long)]
+    profile_frequency: u32 = 99, check = within(1, 10_000);
+
+    /// With profile = perf: profile ibench's own process too.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    profile_client: bool = false;
 
     /// How often a running step's results (its intervals so far, and a
     /// provisional row) are written out, in seconds: a crash or a kill

@@ -14,7 +14,8 @@ mod presets;
 mod step;
 
 pub use choices::{
-    Compat, DataMode, Distribution, MaintenanceStyle, Pacing, Shard, Statements, StepList, StepOptions, VerifyMode,
+    Compat, DataMode, Distribution, MaintenanceStyle, Pacing, Profile, Shard, Statements, StepList, StepOptions,
+    VerifyMode,
 };
 pub(crate) use config::param;
 pub use config::{Config, Flags, Overrides, PARAMETERS};

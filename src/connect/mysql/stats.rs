@@ -8,7 +8,7 @@ use super::error::my_err;
 use crate::connect::sql::Engine;
 use crate::connect::ServerCounters;
 use crate::error::Result;
-use crate::metrics::{number, Counter, Gauge};
+use crate::metrics::{number, Counter, Gauge, WaitReading};
 use mysql::prelude::Queryable;
 use mysql::Conn;
 
@@ -143,6 +143,33 @@ impl MysqlStats {
 }
 
 impl ServerCounters for MysqlStats {
+    /// performance_schema's wait summaries, when it is on.
+    fn wait_source(&mut self) -> Option<std::result::Result<&'static str, String>> {
+        let on: Option<String> = self
+            .conn
+            .query_first("SELECT CAST(@@performance_schema AS CHAR)")
+            .ok()
+            .flatten();
+        Some(match on.as_deref() {
+            Some("1" | "ON") => Ok("performance_schema"),
+            _ => Err("performance_schema is off on this server, so it reports no waits (performance_schema = ON in its configuration)".into()),
+        })
+    }
+
+    /// Every wait event's total since the server started:
+    /// `performance_schema.events_waits_summary_global_by_event_name`
+    /// (picoseconds, read as microseconds).
+    fn waits(&mut self) -> Result<WaitReading> {
+        let rows: Vec<(String, f64, u64)> = self
+            .conn
+            .query(
+                "SELECT EVENT_NAME, SUM_TIMER_WAIT / 1000000, COUNT_STAR
+                 FROM performance_schema.events_waits_summary_global_by_event_name WHERE COUNT_STAR > 0",
+            )
+            .map_err(|e| my_err(&self.target, "performance_schema waits", e))?;
+        Ok(WaitReading::Cumulative(rows))
+    }
+
     fn counters(&mut self, at_end: bool) -> Result<Vec<Counter>> {
         let mut out: Vec<Counter> = self
             .status("SHOW GLOBAL STATUS")?

@@ -10,7 +10,7 @@
 use super::error::pg_err;
 use crate::connect::{ServerCounters, KV_TABLE};
 use crate::error::Result;
-use crate::metrics::{number, Counter, Gauge};
+use crate::metrics::{number, Counter, Gauge, WaitReading};
 use postgres::{Client, SimpleQueryMessage};
 use std::time::{Duration, Instant};
 
@@ -145,6 +145,24 @@ impl ServerCounters for PostgresStats {
             self.numeric(view, &sql, Some("relname"), &mut out)?;
         }
         Ok(out)
+    }
+
+    fn wait_source(&mut self) -> Option<std::result::Result<&'static str, String>> {
+        Some(Ok("pg_stat_activity"))
+    }
+
+    /// The wait event of each of the run's sessions running a statement
+    /// now (`CPU` when it waits on nothing): `pg_stat_activity`, sampled.
+    fn waits(&mut self) -> Result<WaitReading> {
+        let rows = self
+            .client
+            .query(
+                "SELECT COALESCE(wait_event_type || ':' || wait_event, 'CPU') FROM pg_stat_activity
+                 WHERE application_name = $1 AND state = 'active' AND pid <> pg_backend_pid()",
+                &[&self.sessions],
+            )
+            .map_err(|e| pg_err(&self.target, "pg_stat_activity", e))?;
+        Ok(WaitReading::Sampled(rows.iter().map(|r| r.get(0)).collect()))
     }
 
     fn gauges(&mut self) -> Result<Vec<Gauge>> {

@@ -8,7 +8,7 @@
 use super::Db;
 use crate::connect::{ServerCounters, KV_TABLE};
 use crate::error::Result;
-use crate::metrics::{number, Counter, EngineCounters, Gauge};
+use crate::metrics::{number, Counter, EngineCounters, Gauge, WaitReading};
 use rocksdb::statistics::{Histogram, Ticker};
 use rocksdb::Options;
 use std::sync::Arc;
@@ -30,6 +30,15 @@ const GAUGES: [(&str, &str); 8] = [
     ("rocksdb.actual-delayed-write-rate", "delayed_write_rate"),
     ("rocksdb.num-running-compactions", "running_compactions"),
     ("rocksdb.num-running-flushes", "running_flushes"),
+];
+
+/// The histograms of waits: (event, histogram of µs).
+const WAITS: [(&str, Histogram); 5] = [
+    ("wal sync", Histogram::WalFileSyncMicros),
+    ("write stall", Histogram::WriteStall),
+    ("sst read", Histogram::SstReadMicros),
+    ("table sync", Histogram::TableSyncMicros),
+    ("manifest sync", Histogram::ManifestFileSyncMicros),
 ];
 
 /// The tickers sampled per interval as rates: (ticker, gauge name; `_per_s` is added).
@@ -190,6 +199,31 @@ pub(crate) fn level_table(text: &str, cf: &str) -> Vec<Counter> {
 }
 
 impl ServerCounters for RocksdbStats {
+    fn wait_source(&mut self) -> Option<std::result::Result<&'static str, String>> {
+        Some(Ok("rocksdb"))
+    }
+
+    /// The statistics that time a wait: syncs of the WAL, tables and
+    /// manifest, write stalls, SST reads (µs and counts from their
+    /// histograms), and DB mutex waits (a ticker, counted at the
+    /// statistics level that times mutexes).
+    fn waits(&mut self) -> Result<WaitReading> {
+        let o = &self.opts;
+        let mut out: Vec<(String, f64, u64)> = WAITS
+            .iter()
+            .map(|&(name, h)| {
+                let d = o.get_histogram_data(h);
+                (name.to_string(), d.sum() as f64, d.count())
+            })
+            .collect();
+        out.push((
+            "db mutex wait".into(),
+            o.get_ticker_count(Ticker::DbMutexWaitMicros) as f64,
+            0,
+        ));
+        Ok(WaitReading::Cumulative(out))
+    }
+
     fn counters(&mut self, at_end: bool) -> Result<Vec<Counter>> {
         let mut out = statistics(&self.opts.get_statistics().unwrap_or_default());
         if let Some(cf) = self.db.cf_handle(KV_TABLE) {
