@@ -36,7 +36,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 # The binaries ($IBENCH_BINS) and the fresh databases are client_cpu.py's.
-from client_cpu import BINS, WANTED, database
+from client_cpu import BINS, SCRATCH, WANTED, database, on_server
 
 # $IBENCH_STEPS (as client_cpu.py's) keeps some of the steps.
 STEPS = [s for s in os.environ.get("IBENCH_STEPS", "l.i1,l.i2,qr100,qp100").split(",") if s]
@@ -46,7 +46,6 @@ TARGETS = [
     ("MariaDB", "mysql://root@127.0.0.1:3306/{db}"),
 ]
 TARGETS = [t for t in TARGETS if not WANTED or any(w in t[0] for w in WANTED)]
-DB = "ib_client_instr"
 
 
 def valgrind() -> None:
@@ -75,7 +74,7 @@ def measure(binary: str, dsn: str, step: str, query_seconds: float, work: Path, 
     out, results = work / "callgrind.out", work / "results"
     shutil.rmtree(results, ignore_errors=True)
     # Only the step's worker threads are counted (and profiled): not start-up, nor writing the results.
-    subprocess.run(["valgrind", "--tool=callgrind", "--toggle-collect=*Worker>::run", f"--callgrind-out-file={out}",
+    subprocess.run(["valgrind", "--tool=callgrind", "--toggle-collect=*Worker*>::run", f"--callgrind-out-file={out}",
                     binary, "run", "--db", dsn,
                     "--steps", step, "--rows-l-i1", "10000", "--rows-l-i2", "5000", "--query-seconds",
                     str(query_seconds), "--verify", "off", "--out", str(results), "-q"],
@@ -83,9 +82,29 @@ def measure(binary: str, dsn: str, step: str, query_seconds: float, work: Path, 
     run = sorted(results.iterdir())[-1]
     row = next(r for r in pq.read_table(run / "steps.parquet").to_pylist() if r["step"] == step)
     ops = float(row["cost_ops"])
-    worker = next(n for n, f in annotate(out, True) if re.search(r"Worker>::run$", f))
+    # `Worker<SystemClock>::run` since the clock seam (`Worker::run` before it).
+    worker = next(n for n, f in annotate(out, True) if re.search(r"Worker(<[^>]*>)?>::run$", f))
     profile = [f"{n / ops:8,.0f}  {f[:110]}" for n, f in annotate(out, False)[:top]]
     return worker / ops, profile
+
+
+def run_targets(work: Path, query_seconds: float, top: int) -> tuple[list[tuple[str, str, list[float]]], list[str]]:
+    """Each target's steps with each binary: (label, step, instructions per op per binary), and the profiles."""
+    rows, profiles = [], []
+    for label, template in TARGETS:
+        dsn = template.format(db=database(label))
+        subprocess.run([BINS[0][1], "run", "--db", dsn, "--steps", "l.i0,l.x", "--rows-l-i0", "200000",
+                        "--verify", "off", "--out", str(work / "load"), "-q"],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for step in STEPS:
+            cells = []
+            for name, binary in BINS:
+                per_op, profile = measure(binary, dsn, step, query_seconds, work, top)
+                cells.append(per_op)
+                if profile:
+                    profiles.append(f"{label} {step} ({name}), top functions by their own instructions per op:\n" + "\n".join(profile))
+            rows.append((label, step, cells))
+    return rows, profiles
 
 
 def main() -> None:
@@ -93,22 +112,12 @@ def main() -> None:
     top = int(sys.argv[2]) if len(sys.argv) > 2 else 0
     valgrind()
     names = [n for n, _ in BINS]
-    rows, profiles = [], []
     with tempfile.TemporaryDirectory() as tmp:
-        work = Path(tmp)
-        for label, template in TARGETS:
-            dsn = template.format(db=database(label, DB))
-            subprocess.run([BINS[0][1], "run", "--db", dsn, "--steps", "l.i0,l.x", "--rows-l-i0", "200000",
-                            "--verify", "off", "--out", str(work / "load"), "-q"],
-                           check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            for step in STEPS:
-                cells = []
-                for name, binary in BINS:
-                    per_op, profile = measure(binary, dsn, step, query_seconds, work, top)
-                    cells.append(per_op)
-                    if profile:
-                        profiles.append(f"{label} {step} ({name}), top functions by their own instructions per op:\n" + "\n".join(profile))
-                rows.append((label, step, cells))
+        try:
+            rows, profiles = run_targets(Path(tmp), query_seconds, top)
+        finally:
+            for server in {label.split()[0] for label, _ in TARGETS}:
+                on_server(server, f"DROP DATABASE IF EXISTS {SCRATCH}", check=False)
     ratio = f" | {names[-1]} / {names[0]}" if len(names) > 1 else ""
     print("| target | step | " + " | ".join(f"{n}: instructions per op" for n in names) + ratio + " |")
     print("|---|---|" + "---:|" * (len(names) + (len(names) > 1)))

@@ -23,10 +23,13 @@ __all__ = [
     "__version__",
     "build_profile",
     "cli_main",
+    "flamegraph",
+    "flamegraph_diff",
     "histogram_counts_at_most",
     "histogram_percentiles",
     "keys",
     "merge_histograms",
+    "perf_unavailable",
     "resolve_config",
     "rows",
     "run",
@@ -111,9 +114,9 @@ def step_costs(
     ops: int | None,
     elapsed_s: float,
 ) -> list[float | None]: ...
-def flamegraph(stacks: list[tuple[str, int]], title: str = "") -> str: ...
+def flamegraph(stacks: list[tuple[str, int]], title: str = ...) -> str: ...
 def flamegraph_diff(
-    before: list[tuple[str, int]], after: list[tuple[str, int]], title: str = "", normalize: bool = False
+    before: list[tuple[str, int]], after: list[tuple[str, int]], title: str = ..., normalize: bool = False
 ) -> str: ...
 def perf_unavailable() -> str | None: ...
 

@@ -126,11 +126,13 @@ mod tests {
         }
         s.add(WaitReading::Sampled(vec!["IO:WALSync".into()]));
         let rows = s.rows("l.i2");
+        // Seconds are samples over the rate: compared to the microsecond, as
+        // the division's last bit differs between builds.
         assert_eq!(
             rows.iter()
-                .map(|r| (r.event.as_str(), r.samples, r.wait_s))
+                .map(|r| (r.event.as_str(), r.samples, (r.wait_s * 1e6).round()))
                 .collect::<Vec<_>>(),
-            [("IO:WALSync", Some(4), 0.4), ("CPU", Some(3), 0.30000000000000004)]
+            [("IO:WALSync", Some(4), 400_000.0), ("CPU", Some(3), 300_000.0)]
         );
         let mut c = WaitSeries::new("performance_schema", 0.0);
         c.add(WaitReading::Cumulative(vec![(

@@ -37,7 +37,8 @@ def with_server_tables(results: ibench.Results, dst: Path) -> Path:
     a text row; gauges ``sqlite``/``wal_frames`` (interval number) and
     ``postgres``/``dead_tuples`` (100 − interval number) per interval of the
     host grid; device ``vda`` at 10 + step number % utilisation for the whole
-    step, per interval the interval number."""
+    step, per interval the interval number; waits ``pg_stat_activity``/
+    ``IO:WALSync``, 10 + step number samples."""
     shutil.copytree(results.path, dst)
     run_id = str(results.runs["run_id"].iloc[0])
     host = results.intervals[results.intervals["op"] == "host"]
@@ -71,6 +72,10 @@ def with_server_tables(results: ibench.Results, dst: Path) -> Path:
             for t_s in host.loc[host["step"] == step, "t_s"]:
                 rows.append(dict(step=step, device="vda", t_s=t_s, length_s=1.0, util_pct=float(t_s)))
         _write(dst / "disks.parquet", run_id, rows, "disks")
+    if _missing(dst / "waits.parquet"):
+        rows = [dict(step=step, source="pg_stat_activity", event="IO:WALSync", samples=10 + i, wait_s=(10 + i) / 10.0,
+                     count=None, ops=1000) for i, step in enumerate(steps)]
+        _write(dst / "waits.parquet", run_id, rows, "waits")
     return dst
 
 
