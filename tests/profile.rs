@@ -158,9 +158,7 @@ fn ibench_s_null_connector_burn_dominates_a_profile_of_the_ibench_process() {
     );
     // burn_cpu is inlined into the function that calls it (a release build
     // has no debug information to name inlined functions by).
-    let burning = share(&p, |f| {
-        f.ends_with("burn_cpu") || f.ends_with("null::NullSession::operate")
-    });
+    let burning = share(&p, |f| f.ends_with("burn_cpu") || f.ends_with("NullSession::operate"));
     assert!(burning > 0.8, "burn_cpu in {burning:.2} of samples\n{}", top(&p));
     assert!(
         p.unresolved_frames_share < 0.2,
