@@ -24,7 +24,9 @@ fn run_ok(params: serde_json::Value) -> ibench::exec::RunOutcome {
 
 #[test]
 fn postgres_sessions_are_sampled_for_their_wait_events() {
-    let db = postgres_admin().replace("/postgres", "/test");
+    let admin = postgres_admin();
+    // The admin DSN's database, not its user, becomes `test`.
+    let db = format!("{}/test", admin.rsplit_once('/').unwrap().0);
     if !reachable("PostgreSQL", postgres::Client::connect(&db, postgres::NoTls).is_ok()) {
         return;
     }
