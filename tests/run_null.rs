@@ -505,3 +505,49 @@ fn a_client_host_too_busy_to_wake_the_pacer_on_time_gets_a_warning() {
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("qr1000: the pacer woke late"), "{stderr}");
 }
+
+#[test]
+fn a_flush_folder_that_cannot_be_written_is_noted_and_the_step_goes_on_to_complete_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = config(json!({
+        "db": "null:?query_latency=fixed:1ms", "steps": ["l.i0", "qr100"], "rows_l_i0": 1000,
+        "query_seconds": 3.0, "flush_seconds": 0.2,
+    }));
+    // Once qr100 has written, its partial folder becomes a plain file: every
+    // later write fails (not a directory), as on a full or read-only disk.
+    let out_dir = dir.path().to_path_buf();
+    let blocker = std::thread::spawn(move || {
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while std::time::Instant::now() < deadline {
+            for run_dir in std::fs::read_dir(&out_dir).unwrap().flatten() {
+                let partial = run_dir.path().join(".partial").join("qr100");
+                let written = std::fs::read_dir(&partial).map(|d| d.count() > 0).unwrap_or(false);
+                if written && std::fs::remove_dir_all(&partial).is_ok() {
+                    std::fs::write(&partial, b"in the way").unwrap();
+                    return true;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        false
+    });
+    let out = run(&c, dir.path());
+    assert!(blocker.join().unwrap(), "qr100 never wrote its partial results");
+    let q = step(&out, "qr100");
+    assert_eq!(q.status, StepStatus::Ok);
+    let w = &out.results.run.warnings;
+    assert!(
+        w.iter().any(|w| w.contains("could not be written while it ran")),
+        "{w:?}"
+    );
+    // The step's results are whole all the same: intervals covering its 3 s.
+    let covered: f64 = out
+        .results
+        .intervals
+        .iter()
+        .filter(|(s, r)| s == "qr100" && r.op == Op::Query && r.client.is_none())
+        .map(|(_, r)| r.length_s)
+        .sum();
+    assert!((2.9..3.5).contains(&covered), "{covered} s of intervals");
+    assert!(q.queries > 1000, "{}", q.queries);
+}
