@@ -84,27 +84,53 @@ pub(super) struct StepProfiles {
 pub(super) fn start(plan: &StepPlan<'_>) -> StepProfiles {
     let mut out = StepProfiles::default();
     let Some(perf) = plan.perf else { return out };
-    let mut targets = Vec::new();
+    let servers = &plan.probe.servers;
     if perf.server {
-        targets.push(("server", plan.probe.servers.pids()));
+        out.add("server", start_on(perf, || servers.pids()));
     }
     if perf.client {
-        targets.push(("client", vec![std::process::id() as i32]));
-    }
-    for (role, pids) in targets {
-        if pids.is_empty() {
-            out.notes.push(format!("no {role} CPU profile: its processes are gone"));
-            continue;
-        }
-        match perf.profiler.start(&pids, &perf.options) {
-            Ok(running) => out.running.push((role, running)),
-            Err(e) => out.notes.push(format!("no {role} CPU profile: {e}")),
-        }
+        out.add("client", start_on(perf, || vec![std::process::id() as i32]));
     }
     out
 }
 
+/// Starts perf on the processes `pids` finds, found again when one ended
+/// before perf attached to it (a PostgreSQL backend of an earlier run's
+/// connection exiting): a few tries, then the last error.
+fn start_on(perf: &PerfPlan, pids: impl Fn() -> Vec<i32>) -> crate::Result<Running> {
+    const TRIES: usize = 3;
+    let mut tried = 0;
+    loop {
+        let found: Vec<i32> = pids().into_iter().filter(|&pid| alive(pid)).collect();
+        if found.is_empty() {
+            return Err(crate::Error::config("profile", "its processes are gone"));
+        }
+        tried += 1;
+        match perf.profiler.start(&found, &perf.options) {
+            Ok(running) => return Ok(running),
+            // One ended meanwhile: find them again.
+            Err(_) if tried < TRIES && !found.iter().all(|&pid| alive(pid)) => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Whether process `pid` still runs (exists, and is not a zombie its
+/// parent has yet to reap: perf cannot attach to one).
+fn alive(pid: i32) -> bool {
+    let stat = procfs::process::Process::new(pid).and_then(|p| p.stat());
+    stat.is_ok_and(|s| !matches!(s.state, 'Z' | 'X'))
+}
+
 impl StepProfiles {
+    /// Keeps `role`'s profile, or why it has none.
+    fn add(&mut self, role: &'static str, started: crate::Result<Running>) {
+        match started {
+            Ok(running) => self.running.push((role, running)),
+            Err(e) => self.notes.push(format!("no {role} CPU profile: {e}")),
+        }
+    }
+
     /// Ends sampling (the step's threads have joined); the folding waits for
     /// [`StepProfiles::finish`], after the step's counters are read.
     pub(super) fn end_sampling(&mut self) {
