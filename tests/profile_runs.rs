@@ -1,8 +1,8 @@
 //! `profile = "perf"` in runs: each step's CPU profiles in profiles.parquet
 //! (and what was sampled in profiled.parquet), whose CPU per operation
 //! matches the step's measured CPU per operation; the null connector's burn
-//! as a known answer (`profile_client`); a real server's functions
-//! resolved; and a run without perf that warns once and goes on.
+//! as a known answer (`profile_client`); PostgreSQL's and MariaDB's
+//! functions resolved; and a run without perf that warns once and goes on.
 
 mod common;
 
@@ -116,6 +116,33 @@ fn a_postgresql_run_profiles_the_server_whose_functions_resolve_and_sum_to_its_c
     let row = step(&out, "l.i0");
     let (ratio, error) = per_op_ratio(p, row.cost_ops.unwrap(), row.system.server_cpu_s.unwrap());
     // /proc counts the server's CPU in 10 ms ticks per process.
+    assert!((ratio - 1.0).abs() < 3.0 * error + 0.05, "{ratio:.3} ± {error:.3}");
+}
+
+#[test]
+fn a_mariadb_run_profiles_the_server_whose_functions_resolve() {
+    if !perf_samples() {
+        return;
+    }
+    let Some(db) = common::mysql_db("ibench_profile") else {
+        return;
+    };
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let (_dir, out) = run_ok(json!({
+        "db": format!("{db}?engine=innodb"), "steps": ["l.i0"], "rows_l_i0": 200_000, "profile": "perf",
+    }));
+    let p = profile(&out, "l.i0", "server");
+    for function in [
+        "dispatch_command",
+        "mysql_execute_command",
+        "mysql_insert",
+        "handler::ha_write_row",
+    ] {
+        let n = p.profile.samples_with(|f| f == function);
+        assert!(n > 0, "{function} not in the stacks\n{}", top(p));
+    }
+    let row = step(&out, "l.i0");
+    let (ratio, error) = per_op_ratio(p, row.cost_ops.unwrap(), row.system.server_cpu_s.unwrap());
     assert!((ratio - 1.0).abs() < 3.0 * error + 0.05, "{ratio:.3} ± {error:.3}");
 }
 

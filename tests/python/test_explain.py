@@ -102,3 +102,17 @@ def test_explain_names_the_commit_path_of_postgresql_s_synchronous_commit(tmp_pa
     assert not wal.empty and wal["other"].sum() > wal["base"].sum(), e.waits
     flush = ibench.explain(runs, "l.i0", base="async", top=10_000).functions.loc["XLogFlush"]
     assert flush["inclusive_other"] > flush["inclusive_base"], flush
+
+
+def test_the_report_s_why_section_opens_in_chromium_with_its_flame_graph(
+    runs: list[ibench.Results], tmp_path: Path
+) -> None:
+    """Opened (the details open), the differential flame graph renders inside
+    its object, with its own script, and Chromium logs no error."""
+    from test_report import open_in_chromium
+
+    page = tmp_path / "report.html"
+    page.write_text(report.render(runs, base="light").replace("<details>", "<details open>"))
+    dom, log = open_in_chromium(page, tmp_path)
+    assert not [line for line in log.splitlines() if "Uncaught" in line], log
+    assert "<h2>Why</h2>" in dom and 'type="image/svg+xml"' in dom
