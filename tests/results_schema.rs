@@ -33,6 +33,8 @@ fn the_result_files_keep_their_columns_types_and_nullability() {
         "gauges",
         "disks",
         "waits",
+        "profiles",
+        "profiled",
     ] {
         let file = std::fs::File::open(out.dir.join(format!("{name}.parquet"))).unwrap();
         let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file).unwrap();

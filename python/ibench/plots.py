@@ -1,6 +1,7 @@
 """Plots over the results schema (matplotlib). Each function takes results
 (or run directories) and returns a Figure (``gauges_over_time``: None when
-there is nothing to draw); nothing here reads internal objects. Charts over
+there is nothing to draw; ``flamegraph``: an SVG, drawn by inferno in the
+native module); nothing here reads internal objects. Charts over
 several runs give each run one colour, by its position in the list, and
 fade and dash the lines of a step that did not run its course, its status
 after the run's label.
@@ -295,6 +296,34 @@ def gauges_over_time(runs: tables.RunsLike, step: str) -> Optional[Figure]:
     height = fig.get_figheight()
     fig.subplots_adjust(left=0.08, right=0.98, top=1 - 0.6 / height, bottom=0.35 / height, hspace=0.7, wspace=0.35)
     return fig
+
+
+class FlameGraph(str):
+    """An interactive SVG flame graph (click to zoom, Ctrl-F to search): the
+    SVG's text, which Jupyter shows as the graph."""
+
+    def _repr_svg_(self) -> str:
+        return str(self)
+
+
+def flamegraph(results: Results | str | Path, step: str, role: str = "server", run: Optional[str] = None) -> FlameGraph:
+    """The CPU profile of ``step`` (``profiles.parquet``: runs with
+    ``profile = "perf"``) as a flame graph: ``role`` ``server`` or
+    ``client`` (ibench's own process); with several runs loaded, ``run`` (a
+    run id or label) says which."""
+    r = _one(results)
+    ids = r.run_ids(run)
+    if len(ids) > 1:
+        raise _native.ConfigError(
+            f"invalid run: {len(ids)} runs are loaded ({', '.join(ids)}); say which with run=RUN_ID or run=LABEL"
+        )
+    p = r.profiles
+    rows = p[(p["run_id"] == ids[0]) & (p["step"] == step) & (p["role"] == role)]
+    if rows.empty:
+        raise _native.ConfigError(f"invalid step: no {role} CPU profile of step {step!r} in run {ids[0]}")
+    stacks = [(str(s), int(n)) for s, n in zip(rows["stack"], rows["samples"])]
+    title = _marked_title(f"{step}: {role} CPU ({ids[0]})", _status(r, step, ids[0]))
+    return FlameGraph(_native.flamegraph(stacks, title))
 
 
 def _gauge(ax: Axes, series: list[tuple[int, str, str, pd.DataFrame]], source: str, name: str) -> None:

@@ -14,6 +14,13 @@ significant in grey italics), and, when some label has repeats, the
 run-to-run spread (coefficient of variation) follows it, with a warning
 line for each step where a spread exceeds the difference reported. The
 relative bars carry the intervals as error bars.
+
+Beside each significant ratio of the relative table (its interval excludes
+1; a ratio without an interval gets none) comes a collapsed "why" section
+(:func:`ibench.explain`): the functions, waits and server counters per
+operation that changed most against the base, and a differential flame
+graph. Each step with CPU profiles (``profile = "perf"``) has a flame graph
+per run, collapsed too. The flame graphs are interactive SVG, embedded.
 """
 
 from __future__ import annotations
@@ -31,7 +38,10 @@ from typing import Callable, Optional, Sequence
 
 from matplotlib.figure import Figure
 
+import pandas as pd
+
 from ibench import _native, plots, tables
+from ibench._explain import Explanation, explain
 from ibench._cli import exit_code
 from ibench.results import Results, _run_dirs, load
 
@@ -66,6 +76,40 @@ def _bucket_ops(runs: Sequence[Results], step: str) -> list[str]:
     return [op for op in ("query", "insert", "delete") if op in present]
 
 
+WHY_ROWS = 15
+"""Rows of each "why" table: the largest changes."""
+
+
+def _svg(svg: str) -> str:
+    """An SVG embedded in the page as an object of its own: its script (zoom,
+    search) runs, and its element ids do not meet another graph's."""
+    data = base64.b64encode(svg.encode()).decode()
+    return f'<object type="image/svg+xml" style="width:100%" data="data:image/svg+xml;base64,{data}"></object>'
+
+
+def _profiled_role(runs: Sequence[Results], step: str) -> Optional[str]:
+    """``server`` when some run profiled the server in ``step``, else
+    ``client`` when some profiled ibench's own process, else None."""
+    roles: set[str] = set()
+    for r in runs:
+        p = r.profiles
+        roles |= set(p.loc[p["step"] == step, "role"])
+    return next((role for role in ("server", "client") if role in roles), None)
+
+
+def _flamegraphs(runs: Sequence[Results], step: str) -> str:
+    """Each run's CPU profiles of ``step``, a collapsed flame graph each."""
+    names = tables.labels(list(runs))
+    parts = []
+    for r in runs:
+        p = r.profiles
+        for run_id, role in dict.fromkeys(zip(p.loc[p["step"] == step, "run_id"], p.loc[p["step"] == step, "role"])):
+            svg = plots.flamegraph(r, step, role, run=str(run_id))
+            summary = f"CPU profile: {names.get(str(run_id), run_id)} ({role})"
+            parts.append(f"<details><summary>{html.escape(summary)}</summary>{_svg(svg)}</details>")
+    return "".join(parts)
+
+
 def _step_section(runs: Sequence[Results], step: str) -> str:
     """One step: the runs side by side per operation, its gauges, its
     response-time buckets and, for q steps, the query percentiles; empty
@@ -80,7 +124,58 @@ def _step_section(runs: Sequence[Results], step: str) -> str:
         parts.append(f"<section>{tables.buckets(runs, step, op).to_html()}</section>")
     if step.startswith("q") and "query" in _ops(runs, step):
         parts.append(_png(plots.latency_distribution(list(runs), step, "query")))
+    parts.append(_flamegraphs(runs, step))
     return "".join(parts) if len(parts) > 1 else ""  # wait, with nothing to chart: no section
+
+
+def _why_table(frame: pd.DataFrame, title: str) -> str:
+    """One "why" table, numbers rounded to what a reader compares."""
+    if frame.empty:
+        return ""
+    shown = frame.copy()
+    for c in shown.columns:
+        if c.endswith("ratio"):
+            shown[c] = shown[c].map(lambda v: "" if pd.isna(v) else f"{v:.2f}")
+        else:
+            shown[c] = shown[c].map(lambda v: "" if pd.isna(v) else f"{v:,.3g}")
+    return f"<section><p><b>{html.escape(title)}</b></p>{shown.to_html(escape=True)}</section>"
+
+
+def _why_body(e: Explanation) -> str:
+    """The explain tables of one cell, and its differential flame graph."""
+    parts = [
+        _why_table(e.functions.head(WHY_ROWS), f"CPU µs per operation by function ({e.role}), largest changes first"),
+        _why_table(e.waits.head(WHY_ROWS), "µs waited per operation by wait event, largest changes first"),
+        _why_table(e.counters.head(WHY_ROWS), "Server counters per operation, largest relative changes first"),
+    ]
+    diff = e.flamegraph()
+    if diff:
+        parts.append(f"<p><b>Differential flame graph</b>: {html.escape(e.other)}'s stacks; red: more CPU per "
+                     f"operation than {html.escape(e.base)}, blue: less.</p>{_svg(diff)}")
+    if not any(parts):
+        return '<p>Nothing recorded to explain it: run with profile = "perf" (or "waits").</p>'
+    return "".join(parts)
+
+
+def _why(runs: list[Results], relative: tables.Table, base: Optional[str]) -> str:
+    """A collapsed "why" section for each significant ratio of ``relative``
+    (its interval excludes 1); ratios without an interval get none."""
+    significant = relative.significant
+    if significant is None or relative.low is None or relative.high is None:
+        return ""
+    named_base = base if base is not None else str(relative.frame.index[0])
+    parts = []
+    for step in relative.frame.columns:
+        role = _profiled_role(runs, step) or "server"
+        for group in relative.frame.index:
+            flag = significant.at[group, step]
+            if pd.isna(flag) or not bool(flag):
+                continue
+            ratio, lo, hi = (float(t.at[group, step]) for t in (relative.frame, relative.low, relative.high))
+            summary = f"why: {step}, {group} at {ratio:.2f} [{lo:.2f}, {hi:.2f}] of {named_base}"
+            body = _why_body(explain(runs, step, base=named_base, other=str(group), role=role, top=WHY_ROWS))
+            parts.append(f"<details><summary>{html.escape(summary)}</summary>{body}</details>")
+    return "<h2>Why</h2>" + "".join(parts) if parts else ""
 
 
 def _differences(runs: Sequence[Results]) -> str:
@@ -170,11 +265,14 @@ def render(
     sections = _start_sections(runs, tables._run_order(tables._steps(runs)), jobs)
     parts = [f"<h1>{html.escape(title)}</h1>", _workloads(runs)]
     # all_tables ends with what_differs: the page shows its readable form last.
-    for t in tables.all_tables(runs, base)[:-1]:
+    shown = tables.all_tables(runs, base)[:-1]
+    for t in shown:
         parts.append(f"<section>{t.to_html()}</section>")
     several = len(tables.labels(runs)) > 1
     if several:
         parts.append("<h2>Relative throughput</h2>" + _png(plots.relative_bars(runs, base)))
+        relative = next(t for t in shown if t.title.startswith("Throughput relative"))
+        parts.append(_why(runs, relative, base))
     parts.append("<h2>Steps</h2>")
     parts += sections()
     if several:

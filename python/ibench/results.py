@@ -94,6 +94,36 @@ SERVER_TABLES: dict[str, pa.Schema] = {
         [("run_id", _TEXT), ("step", _TEXT), ("source", _TEXT), ("event", _TEXT)],
         [("samples", pa.uint64()), ("wait_s", _FLOAT), ("count", pa.uint64()), ("ops", pa.uint64())],
     ),
+    "profiles": _schema(
+        [
+            ("run_id", _TEXT),
+            ("step", _TEXT),
+            ("role", _TEXT),
+            ("stack", _TEXT),
+            ("samples", pa.uint64()),
+            ("frequency_hz", pa.uint32()),
+        ],
+        [("ops", pa.uint64())],
+    ),
+    "profiled": _schema(
+        [
+            ("run_id", _TEXT),
+            ("step", _TEXT),
+            ("role", _TEXT),
+            ("pids", _TEXT),
+            ("executables", _TEXT),
+            ("event", _TEXT),
+            ("frequency_hz", pa.uint32()),
+            ("call_graph", _TEXT),
+            ("samples", pa.uint64()),
+            ("unresolved_frames_share", _FLOAT),
+            ("duration_s", _FLOAT),
+            ("perf_cpu_s", _FLOAT),
+            ("perf_total_cpu_s", _FLOAT),
+            ("script_cpu_s", _FLOAT),
+        ],
+        [("profiled_cpu_s", _FLOAT), ("perf_share", _FLOAT), ("warnings", _TEXT), ("ops", pa.uint64())],
+    ),
     # t_s is null on the whole step's row, so it sits among the nullable columns.
     "disks": pa.schema(
         [
@@ -230,6 +260,26 @@ class Results:
         sources), wait_s, count (cumulative sources) and ops, the step's
         operations. Empty, with these columns, for runs recorded without it."""
         return self._frame("waits")
+
+    @property
+    def profiles(self) -> pd.DataFrame:
+        """Each step's CPU profiles (``profiles.parquet``, runs with
+        ``profile = "perf"``): run_id, step, role (``server``, or ``client``
+        for ibench's own process), stack (folded: the thread's name, then the
+        frames outermost first, ``;``-separated), samples, frequency_hz and
+        ops, the step's operations: ``samples / frequency_hz / ops * 1e6`` is
+        a stack's CPU µs per operation. Empty, with these columns, for runs
+        recorded without it."""
+        return self._frame("profiles")
+
+    @property
+    def profiled(self) -> pd.DataFrame:
+        """What each profile sampled and what it cost (``profiled.parquet``):
+        run_id, step, role, pids, executables, event, frequency_hz,
+        call_graph, samples, unresolved_frames_share, duration_s, perf_cpu_s,
+        perf_total_cpu_s, script_cpu_s, profiled_cpu_s, perf_share, warnings,
+        ops. Empty, with these columns, for runs recorded without it."""
+        return self._frame("profiled")
 
     @property
     def disks(self) -> pd.DataFrame:

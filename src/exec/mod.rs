@@ -20,6 +20,7 @@ mod monitor;
 mod open;
 mod pacing;
 mod plan;
+mod profiling;
 mod query;
 mod record;
 mod role;
@@ -142,6 +143,8 @@ pub struct Runner {
     lock: Option<std::fs::File>,
     /// With `profile`: where the server's waits come from.
     wait_source: Option<&'static str>,
+    /// With `profile = "perf"`: whose processes each step profiles.
+    perf: Option<profiling::PerfPlan>,
 }
 
 /// What the steps of a run carry from one to the next.
@@ -194,6 +197,7 @@ impl Runner {
             simulated,
             lock: Some(lock),
             wait_source: None,
+            perf: None,
         })
     }
 
@@ -397,6 +401,11 @@ impl Runner {
             }
             self.wait_source = self.find_wait_source(observer);
         }
+        let (perf, warning) = profiling::plan(&self.config, &self.probe.servers, self.shard.index == 0);
+        self.perf = perf;
+        if let Some(warning) = warning {
+            self.warn(observer, warning);
+        }
         Ok(State {
             tables,
             kv: self
@@ -509,6 +518,7 @@ impl Runner {
                     every: Duration::from_secs_f64(c.flush_seconds),
                 }),
                 waits: self.wait_source.map(|source| (source, c.wait_sampling_hz)),
+                perf: self.perf.as_ref(),
             };
             run_step(&plan)
         };
@@ -635,6 +645,7 @@ impl Runner {
             .extend(out.host_intervals.into_iter().map(|h| (name.clone(), h)));
         r.gauges.extend(out.gauges.into_iter().map(|g| (name.clone(), g)));
         r.waits.extend(out.waits);
+        r.profiles.extend(out.profiles);
         let (status, error) = (row.status, row.error.clone());
         r.steps.push(row);
         r.write(&self.dir)?;

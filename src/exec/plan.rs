@@ -44,6 +44,8 @@ pub(crate) struct StepPlan<'a> {
     /// With `profile`: the source of the server's waits (read through
     /// `stats`) and how often a sampled one is sampled.
     pub waits: Option<(&'static str, f64)>,
+    /// With `profile = "perf"`: whose processes each step profiles.
+    pub perf: Option<&'a super::profiling::PerfPlan>,
 }
 
 /// A step's place on its run's simulated timeline.

@@ -3,16 +3,19 @@
 //! 1. **prepare**: the step's roles (a thread per connection role per
 //!    client), each paced stream's phase, the state they share;
 //! 2. **start roles**: each thread connects, then waits at a barrier;
-//! 3. **release**: the host's first sample, the common start, the threads released;
+//! 3. **release**: the CPU profiles started (`profile = "perf"`), the host's
+//!    first sample, the common start, the threads released;
 //! 4. **monitor**: the host sampled on the interval grid, progress reported,
 //!    running statements cancelled when the step must stop;
-//! 5. **stop**: the threads joined (and overwriteandwait's compaction waited for);
+//! 5. **stop**: the threads joined, the profiles' sampling ended (and
+//!    overwriteandwait's compaction waited for);
 //! 6. **merge**: the threads' measurements merged per operation;
-//! 7. **status**: how the step ended.
+//! 7. **status**: how the step ended; the profiles folded.
 
 use super::flush::{Flusher, Progress};
 use super::monitor::HostSampler;
 use super::plan::StepPlan;
+use super::profiling::StepProfiles;
 use super::role::{paced, roles, Role};
 use super::shared::{Shared, Worker};
 use crate::clock::{Clock, SimulatedClock, SystemClock};
@@ -22,7 +25,7 @@ use crate::metrics::{
     merge_series, percentile_us, unix_micros, GaugeRow, HostInterval, IntervalRow, Latencies, Op, Outbox, Recorded,
     Recorder, SystemDelta, WaitRow,
 };
-use crate::results::StepStatus;
+use crate::results::{ProfileRow, StepStatus};
 use crate::workload::{KvOp, Step};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
@@ -97,6 +100,8 @@ pub(crate) struct StepOutcome {
     pub gauges: Vec<GaugeRow>,
     /// What the server's sessions waited on (`profile`).
     pub waits: Vec<WaitRow>,
+    /// The step's CPU profiles (`profile = "perf"`).
+    pub profiles: Vec<ProfileRow>,
 }
 
 /// A connection for one role.
@@ -192,7 +197,7 @@ fn run_on<C: Clock>(plan: &StepPlan<'_>, clock: C) -> StepOutcome {
             .stats
             .zip(plan.waits)
             .map(|(stats, source)| scope.spawn(move || super::monitor::sample_waits(stats, source, name, done)));
-        let (t0, started_at_us, sampler) = release(plan, &setup);
+        let (t0, started_at_us, sampler, mut perf) = release(plan, &setup);
         let gauges = plan
             .stats
             .map(|stats| scope.spawn(move || super::monitor::sample_gauges(stats, t0, interval, done)));
@@ -201,6 +206,7 @@ fn run_on<C: Clock>(plan: &StepPlan<'_>, clock: C) -> StepOutcome {
         let gauges = gauges.and_then(last_reading);
         let waits = waits.and_then(last_reading);
         let (recorded, ended) = join(handles, &setup.shared, t0);
+        perf.end_sampling();
         Ran {
             t0,
             started_at_us,
@@ -209,6 +215,7 @@ fn run_on<C: Clock>(plan: &StepPlan<'_>, clock: C) -> StepOutcome {
             sampler,
             gauges: gauges.unwrap_or_default(),
             waits: waits.unwrap_or_default(),
+            perf,
         }
     });
     wait_for_compaction(plan, &setup.shared);
@@ -349,13 +356,15 @@ fn start_role<'scope, C: Clock>(
     })
 }
 
-/// Phase 3: once every thread connected, the host's first sample, the
-/// step's start (a shard's common instant, the simulated timeline's next
-/// instant, or now), and the threads' release. A sample taken after the
+/// Phase 3: once every thread connected, the CPU profiles started (perf
+/// attaches before the span: its reading of the processes' maps is not the
+/// step's), the host's first sample, the step's start (a shard's common
+/// instant, the simulated timeline's next instant, or now), and the
+/// threads' release. A sample taken after the
 /// release would miss what the threads did before the sampler got to it
 /// (on a busy core, whole operations of CPU). Returns the start (monotonic
-/// and Unix µs) and the sampler.
-fn release<'a>(plan: &'a StepPlan<'_>, setup: &Setup) -> (Instant, i64, HostSampler<'a>) {
+/// and Unix µs), the sampler and the profiles.
+fn release<'a>(plan: &'a StepPlan<'_>, setup: &Setup) -> (Instant, i64, HostSampler<'a>, StepProfiles) {
     let shared = &setup.shared;
     if let Some(at) = plan.start_at_us {
         let late_us = wait_until(at, plan.stop);
@@ -377,10 +386,11 @@ fn release<'a>(plan: &'a StepPlan<'_>, setup: &Setup) -> (Instant, i64, HostSamp
         let _ = shared.start.set(span.start);
     }
     setup.barrier.wait();
+    let perf = super::profiling::start(plan);
     let sampler = HostSampler::start(&plan.probe.servers, &plan.probe.disks, setup.interval);
     let t0 = *shared.start.get_or_init(|| SystemClock.now());
     setup.barrier.wait();
-    (t0, plan.start_at_us.unwrap_or_else(unix_micros), sampler)
+    (t0, plan.start_at_us.unwrap_or_else(unix_micros), sampler, perf)
 }
 
 /// Phase 4: until every thread is done, on real time: the host sampled on
@@ -466,6 +476,7 @@ struct Ran<'a> {
     sampler: HostSampler<'a>,
     gauges: (Vec<GaugeRow>, Option<String>),
     waits: (Vec<WaitRow>, Option<String>),
+    perf: StepProfiles,
 }
 
 /// Phase 5: the threads joined: what each recorded, and the last end.
@@ -577,11 +588,14 @@ fn status(plan: &StepPlan<'_>, shared: Shared, ran: Ran<'_>) -> StepOutcome {
         elapsed_s,
     );
     let (system, host_intervals) = ran.sampler.finish();
+    // Folded after the host's last sample: `perf script` is not the step's CPU.
+    let (profiles, profile_notes) = ran.perf.finish(&plan.step.to_string());
     let counts = counts(&shared);
     let timed_out = shared.timed_out.load(Ordering::Relaxed);
     let (error, mut notes) = shared.take();
     notes.extend(ran.gauges.1);
     notes.extend(ran.waits.1);
+    notes.extend(profile_notes);
     let status = if error.is_some() {
         StepStatus::Error
     } else if plan.stop.requested() {
@@ -606,6 +620,7 @@ fn status(plan: &StepPlan<'_>, shared: Shared, ran: Ran<'_>) -> StepOutcome {
         host_intervals,
         gauges: ran.gauges.0,
         waits: ran.waits.0,
+        profiles,
     }
 }
 

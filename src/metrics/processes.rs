@@ -64,6 +64,20 @@ impl ServerProcesses {
         last
     }
 
+    /// The pids of the server's processes now (its root and every
+    /// descendant of its names: a PostgreSQL cluster's backends too), in pid
+    /// order; empty when none runs on this host.
+    pub fn pids(&self) -> Vec<i32> {
+        let mut pids: Vec<i32> = self
+            .find()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(pid, _)| pid)
+            .collect();
+        pids.sort_unstable();
+        pids
+    }
+
     /// The server's processes as (pid, depth below the root, or below the
     /// nearest ancestor of another name), deepest first.
     fn find(&self) -> Option<Vec<(i32, usize)>> {

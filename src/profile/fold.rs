@@ -99,14 +99,16 @@ pub fn unresolved_share(stacks: &[(String, u64)]) -> f64 {
 }
 
 /// What perf wrote to the message file at `path`, less its progress
-/// reports (`[ perf record: Captured and wrote ... ]`): perf's `-q` would
-/// drop those, and its error messages with them.
+/// reports (`[ perf record: Captured and wrote ... ]`) and its answers to
+/// the control FIFO (`Events enabled`): perf's `-q` would drop those, and
+/// its error messages with them.
 pub(super) fn warnings(path: &Path) -> Vec<String> {
     std::fs::read_to_string(path)
         .unwrap_or_default()
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with("[ perf record:"))
+        .filter(|l| !matches!(*l, "Events enabled" | "Events disabled"))
         .map(str::to_string)
         .collect()
 }

@@ -35,6 +35,8 @@ pub struct Running {
     /// `disable` acknowledged), and in all once reaped; its wait status.
     perf_cpu_at_enable: f64,
     perf_cpu_at_disable: Option<f64>,
+    /// Once sampling ended: the span's seconds and the processes' CPU then.
+    ended: Option<(f64, Option<f64>)>,
     perf_total_cpu_s: f64,
     status: Option<libc::c_int>,
     event: String,
@@ -82,6 +84,7 @@ pub(super) fn start(info: &PerfInfo, pids: &[i32], opts: &ProfileOptions) -> Res
         cpu_at_start: None,
         perf_cpu_at_enable: 0.0,
         perf_cpu_at_disable: None,
+        ended: None,
         perf_total_cpu_s: 0.0,
         status: None,
         event,
@@ -110,14 +113,26 @@ impl Running {
         self.dir.0.join("perf.data")
     }
 
-    /// Ends sampling, waits for perf to exit, and folds what it sampled.
-    pub fn stop(mut self) -> Result<Profile> {
+    /// Ends sampling now and leaves perf to [`Running::stop`], which then
+    /// only folds: a step's span ends when its threads join, and the folding
+    /// (a CPU-heavy `perf script`) waits until the step's counters are read.
+    pub fn end_sampling(&mut self) -> Result<()> {
+        if self.ended.is_some() {
+            return Ok(());
+        }
         if self.alive() {
             self.command("disable", STOP_TIMEOUT)?;
             self.perf_cpu_at_disable = self.child.and_then(process_cpu);
         }
-        let duration_s = self.started.elapsed().as_secs_f64();
-        let cpu_at_end = tree_cpu(&self.pids);
+        self.ended = Some((self.started.elapsed().as_secs_f64(), tree_cpu(&self.pids)));
+        Ok(())
+    }
+
+    /// Ends sampling (unless [`Running::end_sampling`] did), waits for perf
+    /// to exit, and folds what it sampled.
+    pub fn stop(mut self) -> Result<Profile> {
+        self.end_sampling()?;
+        let (duration_s, cpu_at_end) = self.ended.expect("sampling just ended");
         self.finish(libc::SIGINT)?;
         let folded = fold::fold(&self.perf, &self.data_file(), &self.dir.0)?;
         let mut warnings = fold::warnings(&self.dir.0.join("record.err"));

@@ -5,6 +5,7 @@ use super::columns::{batch, col, Column};
 use super::disks::{self, DiskLine};
 use super::histograms::{self, HistogramRow};
 use super::intervals::{self, IntervalLine, Line};
+use super::profiles::{self, ProfileLine, ProfileRow, StackLine};
 use super::runs::{self, RunRow};
 use super::server::{self, Line as ServerLine};
 use super::steps::{self, StepRow};
@@ -35,6 +36,8 @@ pub struct RunResults {
     pub gauges: Vec<(String, GaugeRow)>,
     /// What its sessions waited on in each step (`profile`).
     pub waits: Vec<WaitRow>,
+    /// Each step's CPU profiles (`profile = "perf"`).
+    pub profiles: Vec<ProfileRow>,
 }
 
 /// A setting of a run, with its run id.
@@ -121,6 +124,41 @@ impl RunResults {
         batch(&server::wait_columns(), lines.iter())
     }
 
+    /// The profiles, each with the run id and its step's operations.
+    fn profile_lines(&self) -> Vec<ProfileLine<'_>> {
+        let ops = |step: &str| self.steps.iter().find(|s| s.step == step).and_then(|s| s.cost_ops);
+        self.profiles
+            .iter()
+            .map(|row| ProfileLine {
+                run_id: &self.run.run_id,
+                row,
+                ops: ops(&row.step),
+            })
+            .collect()
+    }
+
+    /// The `profiles` table: each profile's folded stacks, a row per stack.
+    pub fn profiles_batch(&self) -> Result<RecordBatch> {
+        let of_profiles = self.profile_lines();
+        let lines: Vec<StackLine<'_>> = of_profiles
+            .iter()
+            .flat_map(|of| {
+                of.row.profile.stacks.iter().map(move |(stack, samples)| StackLine {
+                    of,
+                    stack,
+                    samples: *samples,
+                })
+            })
+            .collect();
+        let stacks = batch(&profiles::stack_columns(), lines.iter());
+        stacks
+    }
+
+    /// The `profiled` table: what each profile sampled, and what it cost.
+    pub fn profiled_batch(&self) -> Result<RecordBatch> {
+        batch(&profiles::profiled_columns(), self.profile_lines().iter())
+    }
+
     /// The `disks` table: each counted disk per interval, then over each
     /// whole step (`t_s` null).
     pub fn disks_batch(&self) -> Result<RecordBatch> {
@@ -158,6 +196,8 @@ impl RunResults {
             ("gauges", self.gauges_batch()?),
             ("disks", self.disks_batch()?),
             ("waits", self.waits_batch()?),
+            ("profiles", self.profiles_batch()?),
+            ("profiled", self.profiled_batch()?),
         ] {
             write_whole(dir, name, &batch)?;
         }

@@ -38,7 +38,9 @@ def with_server_tables(results: ibench.Results, dst: Path) -> Path:
     ``postgres``/``dead_tuples`` (100 − interval number) per interval of the
     host grid; device ``vda`` at 10 + step number % utilisation for the whole
     step, per interval the interval number; waits ``pg_stat_activity``/
-    ``IO:WALSync``, 10 + step number samples."""
+    ``IO:WALSync``, 10 + step number samples; a server profile of one stack
+    ``postgres;main;XLogFlush``, 10 + step number samples at 99 Hz, and its
+    profiled row."""
     shutil.copytree(results.path, dst)
     run_id = str(results.runs["run_id"].iloc[0])
     host = results.intervals[results.intervals["op"] == "host"]
@@ -76,6 +78,16 @@ def with_server_tables(results: ibench.Results, dst: Path) -> Path:
         rows = [dict(step=step, source="pg_stat_activity", event="IO:WALSync", samples=10 + i, wait_s=(10 + i) / 10.0,
                      count=None, ops=1000) for i, step in enumerate(steps)]
         _write(dst / "waits.parquet", run_id, rows, "waits")
+    if _missing(dst / "profiles.parquet"):
+        rows = [dict(step=step, role="server", stack="postgres;main;XLogFlush", samples=10 + i, frequency_hz=99,
+                     ops=1000) for i, step in enumerate(steps)]
+        _write(dst / "profiles.parquet", run_id, rows, "profiles")
+    if _missing(dst / "profiled.parquet"):
+        rows = [dict(step=step, role="server", pids="1", executables="/usr/lib/postgresql/15/bin/postgres",
+                     event="cpu-clock", frequency_hz=99, call_graph="fp", samples=10 + i,
+                     unresolved_frames_share=0.0, duration_s=1.0, perf_cpu_s=0.0, perf_total_cpu_s=0.1,
+                     script_cpu_s=0.1, ops=1000) for i, step in enumerate(steps)]
+        _write(dst / "profiled.parquet", run_id, rows, "profiled")
     return dst
 
 

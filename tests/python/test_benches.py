@@ -7,6 +7,7 @@
 * db_bench_side_by_side.py seeds both tools with --seed + the round's index
   (db_bench seeded itself from the clock, ibench kept one seed).
 * client_cpu.py drops its scratch database on the servers it used.
+* profile_overhead.py refuses fewer than 2 rounds and a count that is not one.
 """
 
 from __future__ import annotations
@@ -45,6 +46,11 @@ def test_the_benches_refuse_a_databases_directory_that_does_not_exist(tmp_path: 
 def test_the_benches_refuse_counts_below_one() -> None:
     assert "got 0, 1 and 60" in _refused("compression_study.py", "--num", "0")
     assert "got 1000000 and 0" in _refused("db_bench_side_by_side.py", sys.executable, "--rounds", "0")
+
+
+def test_the_profile_overhead_bench_refuses_too_few_rounds_and_words_for_counts() -> None:
+    assert "ROUNDS must be 2 or more (1)" in _refused("profile_overhead.py", "1")
+    assert "invalid argument: invalid literal for int()" in _refused("profile_overhead.py", "many")
 
 
 def test_the_side_by_side_refuses_an_ibench_bin_that_is_not_an_executable_file(tmp_path: Path) -> None:

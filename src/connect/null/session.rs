@@ -59,6 +59,9 @@ pub(super) fn thread_cpu() -> Duration {
 
 /// Spins until the calling thread has used `cpu` more CPU time: counted on
 /// the thread's own clock, so time the thread spends preempted does not count.
+/// Never inlined: a CPU profile of ibench (`profile_client`) names it, the
+/// known answer of tests/profile.rs.
+#[inline(never)]
 fn burn_cpu(cpu: Duration) {
     let until = thread_cpu() + cpu;
     while thread_cpu() < until {

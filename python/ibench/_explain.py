@@ -1,0 +1,208 @@
+"""Why a step differs between two configurations: where the CPU went, what
+the server waited on and which of its counters moved, each per operation of
+the step, so runs at different rates compare fairly (:func:`explain`).
+
+Everything here reads the result files: ``profiles.parquet`` (runs with
+``profile = "perf"``), ``waits.parquet`` (``profile`` ``waits`` or ``perf``)
+and ``counters.parquet``. Runs sharing a label are repeats: their samples,
+waits, counter deltas and operations are summed before dividing, so a label
+is one pooled figure per operation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+import pandas as pd
+
+from ibench import _native, tables
+from ibench.results import Results
+
+TOP = 20
+"""Rows kept per table by default: the largest changes."""
+
+
+@dataclass
+class Explanation:
+    """What differs in ``step`` between the ``base`` label and ``other``,
+    per operation. Each table has the base's figure, the other's, their
+    ratio (other ÷ base) and change (other − base), largest changes first;
+    a table is empty when the runs lack its file."""
+
+    step: str
+    base: str
+    other: str
+    role: str
+    functions: pd.DataFrame
+    """CPU µs per operation by function of the ``role``'s profile:
+    ``inclusive`` (samples with the function anywhere on the stack) and
+    ``exclusive`` (samples in the function itself), each ``base_``,
+    ``other_``, ``_ratio`` and ``_change``; ordered by the exclusive change's
+    size, then the inclusive one's."""
+    waits: pd.DataFrame
+    """µs waited per operation by wait event (all sessions together)."""
+    counters: pd.DataFrame
+    """The server's counters per operation (their step deltas ÷ operations),
+    ordered by relative change (|change| ÷ the larger side)."""
+    base_stacks: list[tuple[str, int]]
+    """The base's folded stacks, scaled to the other's operations (so a
+    differential flame graph of the two compares per operation)."""
+    other_stacks: list[tuple[str, int]]
+    """The other's folded stacks."""
+
+    def flamegraph(self) -> str:
+        """A differential flame graph (SVG): the other's stacks, each frame
+        red where its CPU per operation grew against the base, blue where it
+        shrank. Empty when either side has no profile."""
+        if not self.base_stacks or not self.other_stacks:
+            return ""
+        title = f"{self.step}: {self.other} against {self.base}, CPU per operation ({self.role})"
+        return _native.flamegraph_diff(self.base_stacks, self.other_stacks, title, False)
+
+
+def _run_ids(steps: pd.DataFrame, group: str, step: str) -> list[str]:
+    """The runs of label ``group`` (its repeats) that ran ``step``."""
+    rows = steps[(steps["group"] == group) & (steps["step"] == step)]
+    return list(dict.fromkeys(rows["run_id"]))
+
+
+def _ops(steps: pd.DataFrame, run_ids: list[str], step: str) -> float:
+    """The step's operations (``cost_ops``) summed over ``run_ids``; NaN when none."""
+    rows = steps[steps["run_id"].isin(run_ids) & (steps["step"] == step)]
+    total = pd.to_numeric(rows["cost_ops"], errors="coerce").sum(min_count=1)
+    return float(total) if pd.notna(total) and total > 0 else float("nan")
+
+
+def _compare(base: pd.Series, other: pd.Series, name: str, prefix: str = "") -> pd.DataFrame:
+    """``base`` and ``other`` (indexed alike by ``name``) side by side, with
+    their ratio and change."""
+    frame = pd.concat([base.rename(f"{prefix}base"), other.rename(f"{prefix}other")], axis=1).fillna(0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        frame[f"{prefix}ratio"] = frame[f"{prefix}other"] / frame[f"{prefix}base"].replace(0.0, np.nan)
+    frame[f"{prefix}change"] = frame[f"{prefix}other"] - frame[f"{prefix}base"]
+    frame.index.name = name
+    return frame
+
+
+def _cpu_by_stack(profiles: pd.DataFrame, run_ids: list[str], step: str, role: str) -> pd.Series:
+    """CPU seconds by stack of ``role``'s profiles of ``step`` in ``run_ids``."""
+    p = profiles[profiles["run_id"].isin(run_ids) & (profiles["step"] == step) & (profiles["role"] == role)]
+    seconds = p["samples"].astype(float) / p["frequency_hz"].astype(float)
+    return seconds.groupby(p["stack"]).sum()
+
+
+def _by_function(cpu: pd.Series, ops: float) -> tuple[pd.Series, pd.Series]:
+    """Inclusive and exclusive CPU µs per operation by function. A stack's
+    first frame is its thread's name, not a function; a function recursing
+    counts once per stack."""
+    inclusive: dict[str, float] = {}
+    exclusive: dict[str, float] = {}
+    for stack, seconds in cpu.items():
+        frames = str(stack).split(";")[1:]
+        if not frames:
+            continue
+        for f in set(frames):
+            inclusive[f] = inclusive.get(f, 0.0) + seconds
+        exclusive[frames[-1]] = exclusive.get(frames[-1], 0.0) + seconds
+    per_op = 1e6 / ops
+    return pd.Series(inclusive, dtype=float) * per_op, pd.Series(exclusive, dtype=float) * per_op
+
+
+def _functions(base: tuple[pd.Series, float], other: tuple[pd.Series, float], top: int) -> pd.DataFrame:
+    (b_cpu, b_ops), (o_cpu, o_ops) = base, other
+    b_incl, b_excl = _by_function(b_cpu, b_ops)
+    o_incl, o_excl = _by_function(o_cpu, o_ops)
+    frame = pd.concat(
+        [_compare(b_incl, o_incl, "function", "inclusive_"), _compare(b_excl, o_excl, "function", "exclusive_")],
+        axis=1,
+    )
+    for c in ("exclusive_base", "exclusive_other", "exclusive_change"):
+        frame[c] = frame[c].fillna(0.0)
+    key = pd.DataFrame({"e": frame["exclusive_change"].abs(), "i": frame["inclusive_change"].abs()})
+    order = key.sort_values(["e", "i"], ascending=False).index
+    return frame.loc[order].head(top)
+
+
+def _waits(r: list[Results], ids: tuple[list[str], list[str]], ops: tuple[float, float], step: str, top: int) -> pd.DataFrame:
+    waits = pd.concat([x.waits for x in r], ignore_index=True)
+    waits = waits[waits["step"] == step]
+
+    def per_op(run_ids: list[str], n: float) -> pd.Series:
+        w = waits[waits["run_id"].isin(run_ids)]
+        return w.groupby("event")["wait_s"].sum() * 1e6 / n
+
+    frame = _compare(per_op(ids[0], ops[0]), per_op(ids[1], ops[1]), "event")
+    return frame.reindex(frame["change"].abs().sort_values(ascending=False).index).head(top)
+
+
+def _counters(r: list[Results], ids: tuple[list[str], list[str]], ops: tuple[float, float], step: str, top: int) -> pd.DataFrame:
+    counters = pd.concat([x.counters for x in r], ignore_index=True)
+    counters = counters[(counters["step"] == step) & counters["delta"].notna()]
+    counters = counters.assign(counter=counters["source"] + ":" + counters["name"])
+
+    def per_op(run_ids: list[str], n: float) -> pd.Series:
+        c = counters[counters["run_id"].isin(run_ids)]
+        return c.groupby("counter")["delta"].sum() / n
+
+    frame = _compare(per_op(ids[0], ops[0]), per_op(ids[1], ops[1]), "counter")
+    larger = np.maximum(frame["base"].abs(), frame["other"].abs())
+    frame = frame[larger > 0]
+    relative = (frame["change"].abs() / larger[larger > 0]).rename("r")
+    key = pd.concat([relative, frame["change"].abs().rename("a")], axis=1)
+    return frame.loc[key.sort_values(["r", "a"], ascending=False).index].head(top)
+
+
+def _scaled(cpu: pd.Series, ops: float, to_ops: float, hz: float) -> list[tuple[str, int]]:
+    """Stacks as samples at ``hz``, scaled from ``ops`` operations to
+    ``to_ops`` (rounded; stacks that round to nothing dropped)."""
+    counts = (cpu * hz * to_ops / ops).round()
+    return [(str(s), int(n)) for s, n in counts.items() if n > 0]
+
+
+def explain(
+    runs: tables.RunsLike, step: str, base: Optional[str] = None, other: Optional[str] = None,
+    role: str = "server", top: int = TOP,
+) -> Explanation:
+    """Why ``step`` differs between label ``base`` (default: the first) and
+    ``other`` (default: the only other label), per operation of the step:
+    the functions whose CPU µs per operation changed most (from the
+    ``role``'s profiles: ``server``, or ``client`` for ibench's own
+    process), the wait events whose µs per operation changed most, and the
+    server counters per operation that changed most; ``top`` rows each.
+
+    A function's CPU µs per operation is its samples ÷ the sampling
+    frequency ÷ the step's operations × 10⁶ (each sample is 1 ÷ frequency s
+    of a thread's CPU)."""
+    loaded = tables._loaded(runs)
+    steps = tables._steps(loaded)
+    groups = list(dict.fromkeys(steps["group"]))
+    base = base if base is not None else groups[0]
+    if base not in groups:
+        raise _native.ConfigError(f"invalid base: no run labelled {base!r}; labels are {groups}")
+    if other is None:
+        others = [g for g in groups if g != base]
+        if len(others) != 1:
+            raise _native.ConfigError(f"invalid other: say which label to explain against {base!r}, one of {others}")
+        other = others[0]
+    if other not in groups:
+        raise _native.ConfigError(f"invalid other: no run labelled {other!r}; labels are {groups}")
+    ids = (_run_ids(steps, base, step), _run_ids(steps, other, step))
+    if not ids[0] or not ids[1]:
+        raise _native.ConfigError(f"invalid step: {step!r} did not run under both {base!r} and {other!r}")
+    ops = (_ops(steps, ids[0], step), _ops(steps, ids[1], step))
+    profiles = pd.concat([x.profiles for x in loaded], ignore_index=True)
+    cpu = (_cpu_by_stack(profiles, ids[0], step, role), _cpu_by_stack(profiles, ids[1], step, role))
+    hz = profiles["frequency_hz"].astype(float).max() if len(profiles) else 99.0
+    return Explanation(
+        step=step,
+        base=base,
+        other=other,
+        role=role,
+        functions=_functions((cpu[0], ops[0]), (cpu[1], ops[1]), top),
+        waits=_waits(loaded, ids, ops, step, top),
+        counters=_counters(loaded, ids, ops, step, top),
+        base_stacks=_scaled(cpu[0], ops[0], ops[1], hz),
+        other_stacks=_scaled(cpu[1], ops[1], ops[1], hz),
+    )

@@ -1,0 +1,118 @@
+"""``profile = "perf"`` read back: ``Results.profiles`` and ``profiled``,
+``ibench.explain`` per operation, ``ibench.plots.flamegraph``, and the
+report's "why" sections, over real runs of the null connector whose
+operations burn a known CPU time in a known function (``cpu=``), profiled in
+ibench's own process (``profile_client``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import ibench
+from ibench import _native, plots, report
+
+pytestmark = pytest.mark.skipif(_native.perf_unavailable() is not None, reason=str(_native.perf_unavailable()))
+
+ROWS = 2000
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> list[ibench.Results]:
+    """A light and a heavy configuration: 0.3 and 1 ms of CPU per insert."""
+    out = tmp_path_factory.mktemp("profiled")
+    common = dict(
+        steps=["l.i0"], rows_l_i0=ROWS, rows_per_commit_l_i0=1, interval_seconds=0.05, profile="perf",
+        profile_client=True, progress=False, out=out,
+    )
+    return [
+        ibench.run(db="null:?cpu=300us", label="light", **common),
+        ibench.run(db="null:?cpu=1ms", label="heavy", **common),
+    ]
+
+
+def test_the_profiles_hold_the_burning_function_and_what_was_sampled(runs: list[ibench.Results]) -> None:
+    heavy = runs[1]
+    p = heavy.profiles
+    assert set(p["role"]) == {"client"} and set(p["step"]) == {"l.i0"}
+    assert (p["ops"] == ROWS).all() and (p["frequency_hz"] == 99).all()
+    burning = p.loc[p["stack"].str.contains(r"burn_cpu(?:;|$)"), "samples"].sum()
+    assert burning > 0.8 * p["samples"].sum()
+    sampled = heavy.profiled
+    assert len(sampled) == 1
+    row = sampled.iloc[0]
+    assert row["call_graph"].startswith("dwarf") and row["samples"] == p["samples"].sum()
+    assert 0 <= row["unresolved_frames_share"] < 0.5 and row["perf_cpu_s"] >= 0
+
+
+def test_explain_gives_cpu_per_operation_by_function_against_the_base(runs: list[ibench.Results]) -> None:
+    e = ibench.explain(runs, "l.i0", base="light", role="client")
+    assert (e.base, e.other, e.step) == ("light", "heavy", "l.i0")
+    f = e.functions
+    burning = [name for name in f.index[:5] if str(name).endswith("::burn_cpu")]
+    assert burning, f.head()
+    burn = f.loc[burning[0]]
+    # 300 µs and 1 ms burnt per insert, sampled: within the sampling error.
+    assert 200 < burn["inclusive_base"] < 450 and 800 < burn["inclusive_other"] < 1250, burn
+    assert 2.3 < burn["inclusive_ratio"] < 4.3, burn
+    assert burn["exclusive_change"] <= burn["inclusive_change"] + 1e-9
+    assert e.waits.empty and list(e.waits.columns) == ["base", "other", "ratio", "change"]
+    svg = e.flamegraph()
+    assert svg.lstrip().startswith("<?xml") and "burn_cpu" in svg
+
+
+def test_explain_refuses_an_unknown_label(runs: list[ibench.Results]) -> None:
+    with pytest.raises(ibench.ConfigError, match="no run labelled 'nope'"):
+        ibench.explain(runs, "l.i0", base="nope")
+
+
+def test_plots_flamegraph_draws_a_run_s_profile(runs: list[ibench.Results]) -> None:
+    svg = plots.flamegraph(runs[1], "l.i0", "client")
+    assert svg._repr_svg_().rstrip().endswith("</svg>") and "burn_cpu" in svg
+    with pytest.raises(ibench.ConfigError, match="no server CPU profile"):
+        plots.flamegraph(runs[1], "l.i0")
+
+
+def test_the_report_explains_a_significant_ratio_beside_it(runs: list[ibench.Results], tmp_path: Path) -> None:
+    page = report.render(runs, base="light")
+    assert "<h2>Why</h2>" in page
+    assert "why: l.i0, heavy at" in page
+    assert "CPU µs per operation by function (client)" in page
+    assert page.count("data:image/svg+xml;base64,") == 3  # the differential graph and a graph per run
+    assert "CPU profile: light (client)" in page
+
+
+def test_explain_names_the_commit_path_of_postgresql_s_synchronous_commit(tmp_path: Path) -> None:
+    """synchronous_commit on against off, a commit per row: the sessions wait
+    on the WAL's flush, and the CPU per operation grows in XLogFlush."""
+    from conftest import server_or_skip
+
+    dsn = server_or_skip("postgres://postgres@127.0.0.1:5432/test", "PostgreSQL")
+    common = dict(
+        steps=["l.i0"], rows_l_i0=3000, rows_per_commit_l_i0=1, profile="perf", wait_sampling_hz=50,
+        progress=False, out=tmp_path,
+    )
+    runs = [
+        ibench.run(db=f"{dsn}?options=-c%20synchronous_commit%3Doff", label="async", **common),
+        ibench.run(db=f"{dsn}?options=-c%20synchronous_commit%3Don", label="sync", **common),
+    ]
+    e = ibench.explain(runs, "l.i0", base="async")
+    wal = e.waits[e.waits.index.str.contains("WAL")]
+    assert not wal.empty and wal["other"].sum() > wal["base"].sum(), e.waits
+    flush = ibench.explain(runs, "l.i0", base="async", top=10_000).functions.loc["XLogFlush"]
+    assert flush["inclusive_other"] > flush["inclusive_base"], flush
+
+
+def test_the_report_s_why_section_opens_in_chromium_with_its_flame_graph(
+    runs: list[ibench.Results], tmp_path: Path
+) -> None:
+    """Opened (the details open), the differential flame graph renders inside
+    its object, with its own script, and Chromium logs no error."""
+    from test_report import open_in_chromium
+
+    page = tmp_path / "report.html"
+    page.write_text(report.render(runs, base="light").replace("<details>", "<details open>"))
+    dom, log = open_in_chromium(page, tmp_path)
+    assert not [line for line in log.splitlines() if "Uncaught" in line], log
+    assert "<h2>Why</h2>" in dom and 'type="image/svg+xml"' in dom
