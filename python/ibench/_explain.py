@@ -39,8 +39,9 @@ class Explanation:
     """CPU µs per operation by function of the ``role``'s profile:
     ``inclusive`` (samples with the function anywhere on the stack) and
     ``exclusive`` (samples in the function itself), each ``base_``,
-    ``other_``, ``_ratio`` and ``_change``; ordered by the exclusive change's
-    size, then the inclusive one's."""
+    ``other_``, ``_ratio`` and ``_change``; ordered by the larger of the
+    exclusive and the inclusive change's size (the inclusive one left out
+    for frames on most stacks on both sides, and for unresolved frames)."""
     waits: pd.DataFrame
     """µs waited per operation by wait event (all sessions together)."""
     counters: pd.DataFrame
@@ -120,8 +121,18 @@ def _functions(base: tuple[pd.Series, float], other: tuple[pd.Series, float], to
     )
     for c in ("exclusive_base", "exclusive_other", "exclusive_change"):
         frame[c] = frame[c].fillna(0.0)
-    key = pd.DataFrame({"e": frame["exclusive_change"].abs(), "i": frame["inclusive_change"].abs()})
-    order = key.sort_values(["e", "i"], ascending=False).index
+    # A function ranks by the larger of its exclusive and inclusive change,
+    # but an inclusive change says nothing of a frame on (nearly) every
+    # stack (main, the server's loop: at least half the CPU on both sides)
+    # or of an unresolved one ("[postgres]"): counting them would put the
+    # roots first, and the path that changed (XLogFlush above fdatasync)
+    # below the kernel's leaves.
+    totals = (b_excl.sum(), o_excl.sum())
+    rootlike = (frame["inclusive_base"] >= 0.5 * totals[0]) & (frame["inclusive_other"] >= 0.5 * totals[1])
+    unresolved = frame.index.to_series().str.startswith("[")
+    inclusive = frame["inclusive_change"].abs().where(~(rootlike | unresolved), 0.0)
+    key = pd.DataFrame({"s": np.maximum(frame["exclusive_change"].abs(), inclusive), "e": frame["exclusive_change"].abs()})
+    order = key.sort_values(["s", "e"], ascending=False).index
     return frame.loc[order].head(top)
 
 

@@ -208,10 +208,6 @@ def test_relative_bars_name_a_step_that_did_not_run_its_course(runs: list[ibench
 # --- the report ----------------------------------------------------------------------
 
 
-def chromium() -> str | None:
-    return shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
-
-
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run"]
 
