@@ -39,9 +39,12 @@ class Explanation:
     """CPU µs per operation by function of the ``role``'s profile:
     ``inclusive`` (samples with the function anywhere on the stack) and
     ``exclusive`` (samples in the function itself), each ``base_``,
-    ``other_``, ``_ratio`` and ``_change``; ordered by the larger of the
-    exclusive and the inclusive change's size (the inclusive one left out
-    for frames on most stacks on both sides, and for unresolved frames)."""
+    ``other_``, ``_ratio`` and ``_change``; ordered by the exclusive change's
+    size, then the inclusive one's."""
+    paths: pd.DataFrame
+    """The same columns, ordered by the inclusive change's size: the call
+    paths that changed (frames on nearly every stack, and unresolved ones,
+    left out)."""
     waits: pd.DataFrame
     """µs waited per operation by wait event (all sessions together)."""
     counters: pd.DataFrame
@@ -111,7 +114,8 @@ def _by_function(cpu: pd.Series, ops: float) -> tuple[pd.Series, pd.Series]:
     return pd.Series(inclusive, dtype=float) * per_op, pd.Series(exclusive, dtype=float) * per_op
 
 
-def _functions(base: tuple[pd.Series, float], other: tuple[pd.Series, float], top: int) -> pd.DataFrame:
+def _function_table(base: tuple[pd.Series, float], other: tuple[pd.Series, float]) -> pd.DataFrame:
+    """Every function's inclusive and exclusive CPU µs per operation, both sides."""
     (b_cpu, b_ops), (o_cpu, o_ops) = base, other
     b_incl, b_excl = _by_function(b_cpu, b_ops)
     o_incl, o_excl = _by_function(o_cpu, o_ops)
@@ -121,19 +125,32 @@ def _functions(base: tuple[pd.Series, float], other: tuple[pd.Series, float], to
     )
     for c in ("exclusive_base", "exclusive_other", "exclusive_change"):
         frame[c] = frame[c].fillna(0.0)
-    # A function ranks by the larger of its exclusive and inclusive change,
-    # but an inclusive change says nothing of a frame on (nearly) every
-    # stack (main, the server's loop: at least half the CPU on both sides)
-    # or of an unresolved one ("[postgres]"): counting them would put the
-    # roots first, and the path that changed (XLogFlush above fdatasync)
-    # below the kernel's leaves.
-    totals = (b_excl.sum(), o_excl.sum())
-    rootlike = (frame["inclusive_base"] >= 0.5 * totals[0]) & (frame["inclusive_other"] >= 0.5 * totals[1])
-    unresolved = frame.index.to_series().str.startswith("[")
-    inclusive = frame["inclusive_change"].abs().where(~(rootlike | unresolved), 0.0)
-    key = pd.DataFrame({"s": np.maximum(frame["exclusive_change"].abs(), inclusive), "e": frame["exclusive_change"].abs()})
-    order = key.sort_values(["s", "e"], ascending=False).index
+    return frame
+
+
+def _functions(frame: pd.DataFrame, top: int) -> pd.DataFrame:
+    """The functions whose own (exclusive) CPU per operation changed most."""
+    key = pd.DataFrame({"e": frame["exclusive_change"].abs(), "i": frame["inclusive_change"].abs()})
+    order = key.sort_values(["e", "i"], ascending=False).index
     return frame.loc[order].head(top)
+
+
+ROOTLIKE = 0.9
+"""A frame on at least this share of both sides' CPU (main, the server's
+loop) says nothing by its inclusive change: :func:`_paths` leaves it out."""
+
+
+def _paths(frame: pd.DataFrame, top: int) -> pd.DataFrame:
+    """The functions whose inclusive CPU per operation changed most: the
+    call paths (XLogFlush above fdatasync) that the exclusive ranking puts
+    below the kernel's leaves. Left out: frames on nearly every stack of
+    both sides (:data:`ROOTLIKE`) and unresolved ones (``[postgres]``)."""
+    totals = (frame["exclusive_base"].sum(), frame["exclusive_other"].sum())
+    rootlike = (frame["inclusive_base"] >= ROOTLIKE * totals[0]) & (frame["inclusive_other"] >= ROOTLIKE * totals[1])
+    unresolved = pd.Series(frame.index.astype(str), index=frame.index).str.startswith("[")
+    kept = frame[~(rootlike | unresolved)]
+    order = kept["inclusive_change"].abs().sort_values(ascending=False, kind="stable").index
+    return kept.loc[order].head(top)
 
 
 def _waits(r: list[Results], ids: tuple[list[str], list[str]], ops: tuple[float, float], step: str, top: int) -> pd.DataFrame:
@@ -206,12 +223,14 @@ def explain(
     profiles = pd.concat([x.profiles for x in loaded], ignore_index=True)
     cpu = (_cpu_by_stack(profiles, ids[0], step, role), _cpu_by_stack(profiles, ids[1], step, role))
     hz = profiles["frequency_hz"].astype(float).max() if len(profiles) else 99.0
+    table = _function_table((cpu[0], ops[0]), (cpu[1], ops[1]))
     return Explanation(
         step=step,
         base=base,
         other=other,
         role=role,
-        functions=_functions((cpu[0], ops[0]), (cpu[1], ops[1]), top),
+        functions=_functions(table, top),
+        paths=_paths(table, top),
         waits=_waits(loaded, ids, ops, step, top),
         counters=_counters(loaded, ids, ops, step, top),
         base_stacks=_scaled(cpu[0], ops[0], ops[1], hz),

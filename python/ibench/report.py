@@ -144,7 +144,10 @@ def _why_table(frame: pd.DataFrame, title: str) -> str:
 def _why_body(e: Explanation) -> str:
     """The explain tables of one cell, and its differential flame graph."""
     parts = [
-        _why_table(e.functions.head(WHY_ROWS), f"CPU µs per operation by function ({e.role}), largest changes first"),
+        _why_table(e.paths.head(WHY_ROWS), f"CPU µs per operation by call path ({e.role}): functions by their "
+                   "inclusive change, largest first"),
+        _why_table(e.functions.head(WHY_ROWS), f"CPU µs per operation by function ({e.role}): their own "
+                   "(exclusive) change, largest first"),
         _why_table(e.waits.head(WHY_ROWS), "µs waited per operation by wait event, largest changes first"),
         _why_table(e.counters.head(WHY_ROWS), "Server counters per operation, largest relative changes first"),
     ]

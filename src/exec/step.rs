@@ -23,7 +23,7 @@ use crate::connect::{KvSession, Session, KV_TABLE};
 use crate::error::Result;
 use crate::metrics::{
     merge_series, percentile_us, unix_micros, GaugeRow, HostInterval, IntervalRow, Latencies, Op, Outbox, Recorded,
-    Recorder, SystemDelta, WaitRow,
+    Recorder, SharedSeries, SystemDelta, WaitRow,
 };
 use crate::results::{ProfileRow, StepStatus};
 use crate::workload::{KvOp, Step};
@@ -166,6 +166,8 @@ struct Setup {
     /// Where each role's thread hands over the intervals it closes, when
     /// the step's results are written while it runs.
     outboxes: Vec<Arc<Outbox>>,
+    /// Each role's all-clients series: one per operation, shared by its roles.
+    series: Vec<SharedSeries>,
     /// Each role's paced stream among the run's: (k, of n).
     streams: Vec<(u64, u64)>,
     shared: Shared,
@@ -260,9 +262,21 @@ fn prepare(plan: &StepPlan<'_>) -> Setup {
         Some(_) => roles.iter().map(|_| Arc::new(Outbox::default())).collect(),
         None => Vec::new(),
     };
+    let mut by_op: Vec<(Op, SharedSeries)> = Vec::new();
+    let series = roles
+        .iter()
+        .map(|(_, r)| match by_op.iter().find(|(op, _)| *op == r.op()) {
+            Some((_, s)) => s.clone(),
+            None => {
+                by_op.push((r.op(), SharedSeries::default()));
+                by_op[by_op.len() - 1].1.clone()
+            }
+        })
+        .collect();
     Setup {
         barrier: Barrier::new(roles.len() + 1),
         outboxes,
+        series,
         roles,
         streams,
         shared,
@@ -339,6 +353,7 @@ fn start_role<'scope, C: Clock>(
             clock.enter(span.epoch, t0);
         }
         let mut rec = worker.recorder(role.op(), t0, paced(c, plan.step, role));
+        rec.share_series(setup.series[index].clone());
         if let Some(outbox) = setup.outboxes.get(index) {
             rec.hand_over(outbox.clone());
         }
