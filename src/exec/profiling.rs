@@ -94,9 +94,9 @@ pub(super) fn start(plan: &StepPlan<'_>) -> StepProfiles {
     out
 }
 
-/// Starts perf on the processes `pids` finds, found again when one ended
-/// before perf attached to it (a PostgreSQL backend of an earlier run's
-/// connection exiting): a few tries, then the last error.
+/// Starts perf on the processes `pids` finds, found again when perf
+/// failed to attach (a PostgreSQL backend of an earlier run's connection
+/// exiting, a thread ending): a few tries, then the last error.
 fn start_on(perf: &PerfPlan, pids: impl Fn() -> Vec<i32>) -> crate::Result<Running> {
     const TRIES: usize = 3;
     let mut tried = 0;
@@ -108,8 +108,10 @@ fn start_on(perf: &PerfPlan, pids: impl Fn() -> Vec<i32>) -> crate::Result<Runni
         tried += 1;
         match perf.profiler.start(&found, &perf.options) {
             Ok(running) => return Ok(running),
-            // One ended meanwhile: find them again.
-            Err(_) if tried < TRIES && !found.iter().all(|&pid| alive(pid)) => continue,
+            // One ended meanwhile, or one of a process's threads did while
+            // perf attached to each (perf exits 255 unannounced; seen with
+            // ibench's own process): find them again and retry.
+            Err(_) if tried < TRIES => continue,
             Err(e) => return Err(e),
         }
     }

@@ -23,7 +23,7 @@ use crate::connect::{KvSession, Session, KV_TABLE};
 use crate::error::Result;
 use crate::metrics::{
     merge_series, percentile_us, unix_micros, GaugeRow, HostInterval, IntervalRow, Latencies, Op, Outbox, Recorded,
-    Recorder, SharedSeries, SystemDelta, WaitRow,
+    Recorder, Series, SharedSeries, SystemDelta, WaitRow,
 };
 use crate::results::{ProfileRow, StepStatus};
 use crate::workload::{KvOp, Step};
@@ -268,7 +268,8 @@ fn prepare(plan: &StepPlan<'_>) -> Setup {
         .map(|(_, r)| match by_op.iter().find(|(op, _)| *op == r.op()) {
             Some((_, s)) => s.clone(),
             None => {
-                by_op.push((r.op(), SharedSeries::default()));
+                let threads = roles.iter().filter(|(_, other)| other.op() == r.op()).count();
+                by_op.push((r.op(), Series::for_threads(threads)));
                 by_op[by_op.len() - 1].1.clone()
             }
         })
