@@ -85,6 +85,24 @@ fn the_null_connector_s_burn_dominates_the_client_profile_and_sums_to_the_measur
     assert!(out.dir.join("profiles.parquet").is_file() && out.dir.join("profiled.parquet").is_file());
 }
 
+/// An l.i0 of `rows` rows on `db` with `profile = "perf"`: the server's
+/// profile names each of `functions` and sums to the server's measured CPU
+/// per operation within the sampling error.
+fn server_profile_resolves(db: String, rows: u64, functions: &[&str]) -> ibench::exec::RunOutcome {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let (_dir, out) = run_ok(json!({"db": db, "steps": ["l.i0"], "rows_l_i0": rows, "profile": "perf"}));
+    let p = profile(&out, "l.i0", "server");
+    for function in functions {
+        let n = p.profile.samples_with(|f| f == *function);
+        assert!(n > 0, "{function} not in the stacks\n{}", top(p));
+    }
+    let row = step(&out, "l.i0");
+    let (ratio, error) = per_op_ratio(p, row.cost_ops.unwrap(), row.system.server_cpu_s.unwrap());
+    // /proc counts the server's CPU in 10 ms ticks per process.
+    assert!((ratio - 1.0).abs() < 3.0 * error + 0.05, "{ratio:.3} ± {error:.3}");
+    out
+}
+
 #[test]
 fn a_postgresql_run_profiles_the_server_whose_functions_resolve_and_sum_to_its_cpu() {
     if !perf_samples() {
@@ -93,30 +111,19 @@ fn a_postgresql_run_profiles_the_server_whose_functions_resolve_and_sum_to_its_c
     let Some(db) = common::postgres_db("ibench_profile") else {
         return;
     };
-    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    let (_dir, out) = run_ok(json!({
-        "db": db, "steps": ["l.i0"], "rows_l_i0": 500_000, "profile": "perf",
-    }));
-    let p = profile(&out, "l.i0", "server");
-    assert!(
-        out.results.profiles.iter().all(|p| p.role == "server"),
-        "no client profile without profile_client"
-    );
     // Debian's server is stripped: its exported functions resolve (its
     // static ones, ExecInsert among them, do not).
-    for function in [
+    let functions = [
         "standard_ExecutorRun",
         "heap_insert",
         "ExecInsertIndexTuples",
         "XLogInsert",
-    ] {
-        let n = p.profile.samples_with(|f| f == function);
-        assert!(n > 0, "{function} not in the stacks\n{}", top(p));
-    }
-    let row = step(&out, "l.i0");
-    let (ratio, error) = per_op_ratio(p, row.cost_ops.unwrap(), row.system.server_cpu_s.unwrap());
-    // /proc counts the server's CPU in 10 ms ticks per process.
-    assert!((ratio - 1.0).abs() < 3.0 * error + 0.05, "{ratio:.3} ± {error:.3}");
+    ];
+    let out = server_profile_resolves(db, 500_000, &functions);
+    assert!(
+        out.results.profiles.iter().all(|p| p.role == "server"),
+        "no client profile without profile_client"
+    );
 }
 
 #[test]
@@ -127,23 +134,13 @@ fn a_mariadb_run_profiles_the_server_whose_functions_resolve() {
     let Some(db) = common::mysql_db("ibench_profile") else {
         return;
     };
-    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    let (_dir, out) = run_ok(json!({
-        "db": format!("{db}?engine=innodb"), "steps": ["l.i0"], "rows_l_i0": 200_000, "profile": "perf",
-    }));
-    let p = profile(&out, "l.i0", "server");
-    for function in [
+    let functions = [
         "dispatch_command",
         "mysql_execute_command",
         "mysql_insert",
         "handler::ha_write_row",
-    ] {
-        let n = p.profile.samples_with(|f| f == function);
-        assert!(n > 0, "{function} not in the stacks\n{}", top(p));
-    }
-    let row = step(&out, "l.i0");
-    let (ratio, error) = per_op_ratio(p, row.cost_ops.unwrap(), row.system.server_cpu_s.unwrap());
-    assert!((ratio - 1.0).abs() < 3.0 * error + 0.05, "{ratio:.3} ± {error:.3}");
+    ];
+    server_profile_resolves(format!("{db}?engine=innodb"), 200_000, &functions);
 }
 
 #[test]
