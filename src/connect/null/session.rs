@@ -57,15 +57,26 @@ pub(super) fn thread_cpu() -> Duration {
     Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
+/// Turns of [`burn_cpu`]'s loop between two reads of the thread's CPU
+/// clock: a few microseconds, so a burn overshoots by at most that much.
+const SPINS_PER_CHECK: u32 = 1024;
+
 /// Spins until the calling thread has used `cpu` more CPU time: counted on
 /// the thread's own clock, so time the thread spends preempted does not count.
-/// Never inlined: a CPU profile of ibench (`profile_client`) names it, the
-/// known answer of tests/profile.rs.
+/// Never inlined, and its CPU its own: the clock is read every
+/// [`SPINS_PER_CHECK`] turns of a loop of its own, not at every turn (the
+/// read is a system call whose kernel frames, at every turn, took most of
+/// the samples where the kernel's clock is slow). A CPU profile of ibench
+/// (`profile_client`) names it as the function that burns: the known answer
+/// of tests/profile.rs and the explain tests.
 #[inline(never)]
 fn burn_cpu(cpu: Duration) {
     let until = thread_cpu() + cpu;
+    let mut x = 1u64;
     while thread_cpu() < until {
-        std::hint::spin_loop();
+        for _ in 0..SPINS_PER_CHECK {
+            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+        }
     }
 }
 
