@@ -43,8 +43,8 @@ class Explanation:
     size, then the inclusive one's."""
     paths: pd.DataFrame
     """The same columns, ordered by the inclusive change's size: the call
-    paths that changed (frames on nearly every stack, and unresolved ones,
-    left out)."""
+    paths that changed (frames on nearly every stack but the deepest of
+    them, and unresolved ones, left out)."""
     waits: pd.DataFrame
     """µs waited per operation by wait event (all sessions together)."""
     counters: pd.DataFrame
@@ -137,16 +137,35 @@ def _functions(frame: pd.DataFrame, top: int) -> pd.DataFrame:
 
 ROOTLIKE = 0.9
 """A frame on at least this share of both sides' CPU (main, the server's
-loop) says nothing by its inclusive change: :func:`_paths` leaves it out."""
+loop) says nothing by its inclusive change: :func:`_paths` leaves it out,
+unless it is the deepest such frame (where nearly all the CPU goes)."""
 
 
-def _paths(frame: pd.DataFrame, top: int) -> pd.DataFrame:
+def _depths(cpus: tuple[pd.Series, pd.Series]) -> pd.Series:
+    """Each function's mean position in its stacks (0: the outermost
+    function), weighted by CPU, over both sides."""
+    weight: dict[str, float] = {}
+    position: dict[str, float] = {}
+    for cpu in cpus:
+        for stack, seconds in cpu.items():
+            for i, f in enumerate(str(stack).split(";")[1:]):
+                weight[f] = weight.get(f, 0.0) + seconds
+                position[f] = position.get(f, 0.0) + i * seconds
+    return pd.Series({f: position[f] / w for f, w in weight.items() if w > 0}, dtype=float)
+
+
+def _paths(frame: pd.DataFrame, depths: pd.Series, top: int) -> pd.DataFrame:
     """The functions whose inclusive CPU per operation changed most: the
     call paths (XLogFlush above fdatasync) that the exclusive ranking puts
     below the kernel's leaves. Left out: frames on nearly every stack of
-    both sides (:data:`ROOTLIKE`) and unresolved ones (``[postgres]``)."""
+    both sides (:data:`ROOTLIKE`) but the deepest of them, and unresolved
+    ones (``[postgres]``)."""
     totals = (frame["exclusive_base"].sum(), frame["exclusive_other"].sum())
     rootlike = (frame["inclusive_base"] >= ROOTLIKE * totals[0]) & (frame["inclusive_other"] >= ROOTLIKE * totals[1])
+    if rootlike.any():
+        # The deepest frame on nearly every stack is where the CPU goes
+        # (a server's statement loop, the function that burns): kept.
+        rootlike[depths.reindex(frame.index[rootlike]).idxmax()] = False
     unresolved = pd.Series(frame.index.astype(str), index=frame.index).str.startswith("[")
     kept = frame[~(rootlike | unresolved)]
     order = kept["inclusive_change"].abs().sort_values(ascending=False, kind="stable").index
@@ -230,7 +249,7 @@ def explain(
         other=other,
         role=role,
         functions=_functions(table, top),
-        paths=_paths(table, top),
+        paths=_paths(table, _depths(cpu), top),
         waits=_waits(loaded, ids, ops, step, top),
         counters=_counters(loaded, ids, ops, step, top),
         base_stacks=_scaled(cpu[0], ops[0], ops[1], hz),

@@ -57,6 +57,9 @@ def test_explain_gives_cpu_per_operation_by_function_against_the_base(runs: list
     assert 200 < burn["inclusive_base"] < 450 and 800 < burn["inclusive_other"] < 1250, burn
     assert 2.3 < burn["inclusive_ratio"] < 4.3, burn
     assert burn["exclusive_change"] <= burn["inclusive_change"] + 1e-9
+    # burn_cpu is on nearly every stack of both sides, and the deepest such
+    # frame: the call paths keep it, first (its callers are left out).
+    assert str(e.paths.index[0]).endswith("::burn_cpu"), e.paths.head()
     assert e.waits.empty and list(e.waits.columns) == ["base", "other", "ratio", "change"]
     svg = e.flamegraph()
     assert svg.lstrip().startswith("<?xml") and "burn_cpu" in svg

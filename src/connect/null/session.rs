@@ -57,26 +57,32 @@ pub(super) fn thread_cpu() -> Duration {
     Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
-/// Turns of [`burn_cpu`]'s loop between two reads of the thread's CPU
-/// clock: a few microseconds, so a burn overshoots by at most that much.
-const SPINS_PER_CHECK: u32 = 1024;
+/// The fewest turns of [`burn_cpu`]'s loop between two reads of the
+/// thread's CPU clock: about a microsecond, the most a burn overshoots by.
+const MIN_SPINS: u128 = 256;
 
 /// Spins until the calling thread has used `cpu` more CPU time: counted on
 /// the thread's own clock, so time the thread spends preempted does not count.
-/// Never inlined, and its CPU its own: the clock is read every
-/// [`SPINS_PER_CHECK`] turns of a loop of its own, not at every turn (the
-/// read is a system call whose kernel frames, at every turn, took most of
-/// the samples where the kernel's clock is slow). A CPU profile of ibench
-/// (`profile_client`) names it as the function that burns: the known answer
-/// of tests/profile.rs and the explain tests.
+/// Never inlined, and its CPU its own: the clock is a system call (several
+/// µs on a VM, whose kernel frames took a third of the samples when it was
+/// read at every turn), so each batch of turns is sized to three quarters of
+/// the CPU left at the rate the last batch ran, and a burn reads the clock
+/// a handful of times. A CPU profile of ibench (`profile_client`) names it
+/// as the function that burns: the known answer of tests/profile.rs and the
+/// explain tests.
 #[inline(never)]
 fn burn_cpu(cpu: Duration) {
-    let until = thread_cpu() + cpu;
-    let mut x = 1u64;
-    while thread_cpu() < until {
-        for _ in 0..SPINS_PER_CHECK {
+    let mut now = thread_cpu();
+    let until = now + cpu;
+    let (mut x, mut spins) = (1u64, MIN_SPINS);
+    while now < until {
+        let before = now;
+        for _ in 0..spins {
             x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
         }
+        now = thread_cpu();
+        let took = (now - before).as_nanos().max(1);
+        spins = (spins * until.saturating_sub(now).as_nanos() * 3 / 4 / took).max(MIN_SPINS);
     }
 }
 
