@@ -1,5 +1,7 @@
-//! A running step's results on disk as it goes. Every `flush_seconds` the
-//! monitor writes what the step's threads measured since the last write:
+//! A running step's results on disk as it goes. At every tick the monitor
+//! takes what the step's threads handed over (so their outboxes hold a
+//! tenth of a second, not `flush_seconds`), and every `flush_seconds` it
+//! writes what they measured since the last write:
 //! the intervals they closed (each thread's rows, and the all-clients rows
 //! and histograms of the intervals every thread has closed), the host's
 //! intervals, and a provisional row of the step (its counts and percentiles
@@ -51,6 +53,9 @@ pub(super) struct Flusher {
     open: BTreeMap<(Op, u64), Vec<ClosedInterval>>,
     /// Every closed interval's times so far, per operation.
     latencies: BTreeMap<Op, Latencies>,
+    /// Rows and histograms drained since the last write.
+    rows: Vec<IntervalRow>,
+    histograms: Vec<HistogramRow>,
     /// Host intervals already written.
     host_written: usize,
     next_at: Instant,
@@ -93,6 +98,8 @@ impl Flusher {
             threads,
             open: BTreeMap::new(),
             latencies: BTreeMap::new(),
+            rows: Vec::new(),
+            histograms: Vec::new(),
             host_written: 0,
             seq: 0,
             failed: false,
@@ -104,10 +111,17 @@ impl Flusher {
         self.next_at.saturating_duration_since(now)
     }
 
-    /// Writes what came since the last write when a write is due; a failure
-    /// is returned once (the caller notes it), then the flusher stops.
+    /// Takes what the threads handed over (at every tick, so their outboxes
+    /// stay small) and writes what came since the last write when a write is
+    /// due; a failure is returned once (the caller notes it), then the
+    /// flusher only empties the outboxes.
     pub(super) fn tick(&mut self, now: Instant, progress: &Progress<'_>) -> Option<String> {
-        if self.failed || now < self.next_at {
+        self.drain();
+        if self.failed {
+            (self.rows, self.histograms) = (Vec::new(), Vec::new());
+            return None;
+        }
+        if now < self.next_at {
             return None;
         }
         self.next_at = now + self.plan.every;
@@ -125,7 +139,7 @@ impl Flusher {
     /// One write: the new intervals, their all-clients merge, the host's
     /// new intervals, and the provisional step row.
     fn write(&mut self, now: Instant, progress: &Progress<'_>) -> crate::Result<()> {
-        let (rows, histograms) = self.drain();
+        let (rows, histograms) = (std::mem::take(&mut self.rows), std::mem::take(&mut self.histograms));
         let host: Vec<(String, HostInterval)> = progress.host[self.host_written..]
             .iter()
             .map(|h| (self.step.to_string(), h.clone()))
@@ -164,19 +178,19 @@ impl Flusher {
         Ok(())
     }
 
-    /// The intervals the threads handed over: every thread's rows, and the
-    /// all-clients rows and histograms of the intervals now complete.
-    fn drain(&mut self) -> (Vec<IntervalRow>, Vec<HistogramRow>) {
-        let mut rows = Vec::new();
+    /// Takes the intervals the threads handed over: every thread's rows,
+    /// and the all-clients rows and histograms of the intervals now complete.
+    fn drain(&mut self) {
         for (op, outbox) in &self.outboxes {
             let closed = std::mem::take(&mut *outbox.lock().unwrap_or_else(|p| p.into_inner()));
-            for c in closed {
-                rows.push(c.row.clone());
+            for mut c in closed {
+                self.rows.push(c.row.clone());
                 self.latencies.entry(*op).or_default().add_sparse(&c);
+                // The all-clients merge wants the response times and lags only.
+                c.service = None;
                 self.open.entry((*op, c.index)).or_default().push(c);
             }
         }
-        let mut histograms = Vec::new();
         let complete: Vec<(Op, u64)> = self
             .open
             .iter()
@@ -186,7 +200,7 @@ impl Flusher {
         for key in complete {
             let parts = self.open.remove(&key).expect("just found");
             let (row, h) = merge_sparse(key.0, &parts);
-            histograms.push(HistogramRow {
+            self.histograms.push(HistogramRow {
                 run_id: self.plan.run_id.clone(),
                 step: self.step.to_string(),
                 op: key.0,
@@ -195,9 +209,8 @@ impl Flusher {
                 histogram: h,
                 t_s: Some(row.t_s),
             });
-            rows.push(row);
+            self.rows.push(row);
         }
-        (rows, histograms)
     }
 
     /// The step as it stands: its row (its counts, rates and percentiles so

@@ -168,6 +168,8 @@ struct Setup {
     outboxes: Vec<Arc<Outbox>>,
     /// Each role's all-clients series: one per operation, shared by its roles.
     series: Vec<SharedSeries>,
+    /// Each operation's series, once.
+    by_op: Vec<SharedSeries>,
     /// Each role's paced stream among the run's: (k, of n).
     streams: Vec<(u64, u64)>,
     shared: Shared,
@@ -278,6 +280,7 @@ fn prepare(plan: &StepPlan<'_>) -> Setup {
         barrier: Barrier::new(roles.len() + 1),
         outboxes,
         series,
+        by_op: by_op.into_iter().map(|(_, s)| s).collect(),
         roles,
         streams,
         shared,
@@ -410,7 +413,8 @@ fn release<'a>(plan: &'a StepPlan<'_>, setup: &Setup) -> (Instant, i64, HostSamp
 }
 
 /// Phase 4: until every thread is done, on real time: the host sampled on
-/// the interval grid, progress reported, the results so far written out
+/// the interval grid, progress reported, the whole intervals of the
+/// all-clients series compacted, the results so far written out
 /// (`flush_seconds`), `max_seconds` enforced, and the sessions' statements
 /// cancelled once the step must stop.
 fn monitor<'a, T>(
@@ -452,6 +456,9 @@ fn monitor<'a, T>(
             }
         }
         let mut sleep = sampler.tick(t0, Duration::from_millis(if halting { 20 } else { 100 }));
+        for series in &setup.by_op {
+            series.lock().unwrap_or_else(|p| p.into_inner()).compact();
+        }
         if let Some(f) = &mut flusher {
             let progress = Progress {
                 t0,

@@ -97,7 +97,7 @@ impl Latencies {
     /// Adds one closed interval's times.
     pub fn add_sparse(&mut self, c: &ClosedInterval) {
         record_all(&mut self.response, &c.response);
-        record_all(&mut self.service, &c.service);
+        record_all(&mut self.service, c.service.as_ref().unwrap_or(&c.response));
         if let Some(lags) = &c.lag {
             record_all(self.lag.get_or_insert_with(histogram), lags);
         }
@@ -191,7 +191,8 @@ pub struct ClosedInterval {
     pub row: IntervalRow,
     /// Its response, service and (paced) lag times, sparse.
     pub response: Vec<(u64, u64)>,
-    pub service: Vec<(u64, u64)>,
+    /// None where they were the response times (unpaced operations).
+    pub service: Option<Vec<(u64, u64)>>,
     pub lag: Option<Vec<(u64, u64)>>,
 }
 
@@ -203,23 +204,33 @@ pub type Outbox = std::sync::Mutex<Vec<ClosedInterval>>;
 /// of threads. Each thread keeping its own list per interval until the step
 /// ended grew the client by ~100 KB/s with 12 clients at 1,000 operations/s
 /// each (about 200 MB over an 1800-s step, benches/soak.py). Once every
-/// thread has added an interval, its lists are packed ([`pack`]): a merged
-/// list is the union of the threads' values, ~1-2k of 16 bytes each.
+/// thread has added an interval, [`Series::compact`] (the step's monitor,
+/// off the threads' path) keeps it as what the results want of it: its
+/// row's figures and its histograms serialized ([`Whole`]), ~3 times
+/// smaller than the list (~5,000 buckets an interval at 12,000 operations/s).
 #[derive(Debug, Default)]
 pub struct Series {
     /// The threads that add to it: an interval is whole once each has.
     threads: usize,
-    /// Each interval's times while open (emptied once packed).
+    /// Each interval's times while open (emptied once compacted).
     response: Vec<Sparse>,
     lag: Vec<Sparse>,
     /// How many threads added each interval.
     added: Vec<usize>,
-    /// Each whole interval's response times and lags, packed.
-    packed: Vec<Option<Packed>>,
+    /// Each compacted interval.
+    whole: Vec<Option<Whole>>,
+    /// Intervals before this one are all compacted.
+    compacted: usize,
 }
 
-/// A whole interval's response times and lags, each [`pack`]ed.
-type Packed = (Box<[u8]>, Box<[u8]>);
+/// A whole interval of a series, as its results want it: its row's figures
+/// and its response times' (and paced lags') histograms, serialized.
+#[derive(Debug)]
+struct Whole {
+    figures: Figures,
+    response: Box<[u8]>,
+    lag: Option<Box<[u8]>>,
+}
 
 /// A series the threads of one operation share (a recorder has one of its
 /// own until given one: [`Recorder::share_series`]).
@@ -235,7 +246,7 @@ impl Series {
     }
 
     /// Adds one thread's interval `index`: its response times, and its lags
-    /// when paced; packs the interval once every thread has added it.
+    /// when paced.
     fn add(&mut self, index: usize, response: &[(u64, u64)], lag: Option<&[(u64, u64)]>) {
         merge_into(slot(&mut self.response, index), response);
         if let Some(lag) = lag {
@@ -243,66 +254,55 @@ impl Series {
         }
         if self.added.len() <= index {
             self.added.resize(index + 1, 0);
-            self.packed.resize_with(index + 1, || None);
+            self.whole.resize_with(index + 1, || None);
         }
         self.added[index] += 1;
-        if self.added[index] == self.threads {
-            let lag = self.lag.get_mut(index).map(std::mem::take).unwrap_or_default();
-            self.packed[index] = Some((pack(&std::mem::take(&mut self.response[index])), pack(&lag)));
-        }
     }
 
-    /// Interval `index`'s response times and lags (empty where none).
-    fn at(&self, index: usize) -> (Sparse, Sparse) {
-        match self.packed.get(index) {
-            Some(Some((response, lag))) => (unpack(response), unpack(lag)),
-            _ => (
-                self.response.get(index).cloned().unwrap_or_default(),
-                self.lag.get(index).cloned().unwrap_or_default(),
-            ),
-        }
-    }
-}
-
-/// A sorted (value, count) list as LEB128 varints of each value's distance
-/// from the previous one and of its count: about 3 bytes an entry.
-fn pack(list: &[(u64, u64)]) -> Box<[u8]> {
-    let mut out = Vec::with_capacity(list.len() * 3);
-    let mut previous = 0;
-    for &(value, count) in list {
-        for mut n in [value - previous, count] {
-            while n >= 0x80 {
-                out.push((n as u8) | 0x80);
-                n >>= 7;
+    /// Keeps each interval every thread has added as a [`Whole`], its
+    /// lists freed. The step's monitor calls it every tick.
+    pub fn compact(&mut self) {
+        let (mut h, mut lag) = (histogram(), histogram());
+        let paced = !self.lag.is_empty();
+        while self.compacted < self.added.len() && self.added[self.compacted] >= self.threads {
+            let i = self.compacted;
+            fill(&mut h, [self.response[i].as_slice()]);
+            let lags = self.lag.get(i).map(Vec::as_slice).unwrap_or_default();
+            fill(&mut lag, [lags]);
+            self.whole[i] = Some(Whole {
+                figures: Figures::of(&h, paced.then_some(&lag)),
+                response: serialize(&h).into_boxed_slice(),
+                lag: paced.then(|| serialize(&lag).into_boxed_slice()),
+            });
+            self.response[i] = Sparse::new();
+            if let Some(l) = self.lag.get_mut(i) {
+                *l = Sparse::new();
             }
-            out.push(n as u8);
+            self.compacted += 1;
         }
-        previous = value;
     }
-    out.into_boxed_slice()
-}
 
-/// The list [`pack`] packed.
-fn unpack(bytes: &[u8]) -> Sparse {
-    let mut numbers = Vec::with_capacity(bytes.len());
-    let (mut n, mut shift) = (0u64, 0);
-    for &b in bytes {
-        n |= u64::from(b & 0x7f) << shift;
-        if b & 0x80 == 0 {
-            numbers.push(n);
-            (n, shift) = (0, 0);
-        } else {
-            shift += 7;
+    /// Intervals so far.
+    fn len(&self) -> usize {
+        self.added.len()
+    }
+
+    /// Adds interval `index`'s response times and lags to `h` and `lag`.
+    fn add_to(&self, index: usize, h: &mut Histogram<u64>, lag: &mut Histogram<u64>) {
+        match self.whole.get(index) {
+            Some(Some(w)) => {
+                h.add(deserialize(&w.response).expect("serialized here"))
+                    .expect("same bounds");
+                if let Some(l) = &w.lag {
+                    lag.add(deserialize(l).expect("serialized here")).expect("same bounds");
+                }
+            }
+            _ => {
+                record_all(h, self.response.get(index).map(Vec::as_slice).unwrap_or_default());
+                record_all(lag, self.lag.get(index).map(Vec::as_slice).unwrap_or_default());
+            }
         }
     }
-    let mut previous = 0;
-    numbers
-        .chunks_exact(2)
-        .map(|pair| {
-            previous += pair[0];
-            (previous, pair[1])
-        })
-        .collect()
 }
 
 /// Interval `index`'s list, made (empty, with any before it) when missing.
@@ -551,7 +551,7 @@ impl Recorder {
             let closed = ClosedInterval {
                 index: self.current,
                 row: row.clone(),
-                service: service.unwrap_or_else(|| window.clone()),
+                service,
                 response: window,
                 lag: lags,
             };
@@ -628,6 +628,8 @@ fn p50_p99_max(h: &Histogram<u64>) -> [f64; 3] {
     [h.value_at_quantile(0.5), h.value_at_quantile(0.99), h.max()].map(|v| v as f64 / 1000.0)
 }
 
+/// The row of interval `t_s` of `op` (of `client`; None: all clients) from
+/// its response times `h` and (paced) lags `lag`.
 fn summarise(
     client: Option<u32>,
     op: Op,
@@ -637,17 +639,43 @@ fn summarise(
     h: &Histogram<u64>,
     lag: Option<&Histogram<u64>>,
 ) -> IntervalRow {
-    let [p50_us, p99_us, max_us] = p50_p99_max(h);
-    IntervalRow {
-        client,
-        t_s,
-        length_s: (end_s - t_s).clamp(0.0, interval_s),
-        op,
-        count: h.len(),
-        p50_us,
-        p99_us,
-        max_us,
-        lag_us: lag.map_or([f64::NAN; 3], p50_p99_max),
+    Figures::of(h, lag).row(client, op, t_s, interval_s, end_s)
+}
+
+/// An interval's figures: its count, and its response times' and (paced)
+/// lags' median, 99th percentile and maximum, µs.
+#[derive(Clone, Copy, Debug)]
+struct Figures {
+    count: u64,
+    response_us: [f64; 3],
+    lag_us: [f64; 3],
+}
+
+impl Figures {
+    /// The figures of response times `h` and lags `lag` (None: unpaced).
+    fn of(h: &Histogram<u64>, lag: Option<&Histogram<u64>>) -> Figures {
+        Figures {
+            count: h.len(),
+            response_us: p50_p99_max(h),
+            lag_us: lag.map_or([f64::NAN; 3], p50_p99_max),
+        }
+    }
+
+    /// The row of interval `t_s` of `op`: `interval_s` long, or less where
+    /// the thread or step ended (`end_s`) inside it.
+    fn row(self, client: Option<u32>, op: Op, t_s: f64, interval_s: f64, end_s: f64) -> IntervalRow {
+        let [p50_us, p99_us, max_us] = self.response_us;
+        IntervalRow {
+            client,
+            t_s,
+            length_s: (end_s - t_s).clamp(0.0, interval_s),
+            op,
+            count: self.count,
+            p50_us,
+            p99_us,
+            max_us,
+            lag_us: self.lag_us,
+        }
     }
 }
 
@@ -667,19 +695,24 @@ pub fn merge_series(op: Op, parts: &[&Recorded], interval: Duration, end_s: f64)
         .iter()
         .map(|s| s.lock().unwrap_or_else(|p| p.into_inner()))
         .collect();
-    let n = series.iter().map(|s| s.response.len()).max().unwrap_or(0);
+    let n = series.iter().map(|s| s.len()).max().unwrap_or(0);
     let paced = series.iter().any(|s| !s.lag.is_empty());
     let interval_s = interval.as_secs_f64();
     let (mut h, mut lag) = (histogram(), histogram());
     (0..n)
         .map(|i| {
-            let lists: Vec<(Sparse, Sparse)> = series.iter().map(|s| s.at(i)).collect();
-            fill(&mut h, lists.iter().map(|l| l.0.as_slice()));
-            let lags = paced.then(|| {
-                fill(&mut lag, lists.iter().map(|l| l.1.as_slice()));
-                &lag
-            });
-            let row = summarise(None, op, i as f64 * interval_s, interval_s, end_s, &h, lags);
+            let t_s = i as f64 * interval_s;
+            if let [one] = series.as_slice() {
+                if let Some(Some(w)) = one.whole.get(i) {
+                    return (w.figures.row(None, op, t_s, interval_s, end_s), w.response.to_vec());
+                }
+            }
+            h.reset();
+            lag.reset();
+            for s in &series {
+                s.add_to(i, &mut h, &mut lag);
+            }
+            let row = summarise(None, op, t_s, interval_s, end_s, &h, paced.then_some(&lag));
             (row, serialize(&h))
         })
         .collect()
@@ -890,23 +923,23 @@ mod tests {
             )
         };
         let (a, b) = (merged(&separate), merged(&shared));
+        // Compacted (whole intervals serialized), separate and shared alike.
+        for p in separate.iter().chain(&shared) {
+            p.series.lock().unwrap().compact();
+        }
+        assert!(shared[0].series.lock().unwrap().whole.iter().all(Option::is_some));
+        let (c, d) = (merged(&separate), merged(&shared));
         assert_eq!(a.len(), 4);
-        for ((ra, ha), (rb, hb)) in a.iter().zip(&b) {
-            assert_eq!(format!("{ra:?}"), format!("{rb:?}"));
-            assert_eq!(ha, hb);
+        for other in [&b, &c, &d] {
+            assert_eq!(other.len(), a.len());
+            for ((ra, ha), (rb, hb)) in a.iter().zip(other.iter()) {
+                assert_eq!(format!("{ra:?}"), format!("{rb:?}"));
+                assert_eq!(ha, hb);
+            }
         }
         assert_eq!(a[3].0.length_s, 0.5, "the last interval is as long as the step's rest");
         let rows = |parts: &[Recorded]| format!("{:?}", parts.iter().map(|p| &p.rows).collect::<Vec<_>>());
         assert_eq!(rows(&separate), rows(&shared));
-    }
-
-    #[test]
-    fn packed_lists_unpack_to_themselves() {
-        let list = vec![(1, 1), (127, 300), (128, 1), (1 << 40, u64::MAX / 3), (u64::MAX, 2)];
-        assert_eq!(unpack(&pack(&list)), list);
-        assert!(unpack(&pack(&[])).is_empty());
-        let dense: Sparse = (1000..3000).map(|v| (v * 1000, v % 50 + 1)).collect();
-        assert!(pack(&dense).len() <= 3 * dense.len() + 8, "{}", pack(&dense).len());
     }
 
     #[test]
