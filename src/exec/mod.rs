@@ -635,9 +635,15 @@ impl Runner {
 
     /// Adds the step's rows to the results, writes them, tells the
     /// observer; an error or an interruption ends the run.
-    fn record(&mut self, step: Step, out: StepOutcome, row: StepRow, observer: &dyn Observer) -> Result<()> {
+    fn record(&mut self, step: Step, mut out: StepOutcome, row: StepRow, observer: &dyn Observer) -> Result<()> {
         let name = row.step.clone();
-        let histograms = record::histograms(&self.results.run.run_id, &name, &out);
+        let run_id = &self.results.run.run_id;
+        let mut histograms = record::histograms(run_id, &name, &out);
+        histograms.extend(record::interval_histograms(
+            run_id,
+            &name,
+            std::mem::take(&mut out.interval_histograms),
+        ));
         self.results.histograms.extend(histograms);
         let r = &mut self.results;
         r.intervals.extend(out.intervals.into_iter().map(|i| (name.clone(), i)));

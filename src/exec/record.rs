@@ -1,7 +1,7 @@
 //! A step's outcome as result rows: its `steps` row, its histograms, and
 //! the warnings its pacers' lateness calls for.
 
-use super::step::{PacerLateness, StepOutcome};
+use super::step::{IntervalHistogram, PacerLateness, StepOutcome};
 use super::LAG_WARNING_US;
 use crate::metrics::{percentile_us, serialize, EngineDelta};
 use crate::results::{HistogramRow, OpLag, OpLatency, StepRow, StepStatus, LAG_STATS, PERCENTILES};
@@ -86,8 +86,7 @@ fn cost_ops(step: Step, out: &StepOutcome) -> Option<u64> {
     }
 }
 
-/// The step's histograms: per operation over the step, and the
-/// all-clients response times per interval.
+/// The step's histograms per operation over the step.
 pub(super) fn histograms(run_id: &str, step: &str, out: &StepOutcome) -> Vec<HistogramRow> {
     let mut rows = Vec::new();
     for (op, lat) in &out.latencies {
@@ -107,18 +106,25 @@ pub(super) fn histograms(run_id: &str, step: &str, out: &StepOutcome) -> Vec<His
             });
         }
     }
-    for h in &out.interval_histograms {
-        rows.push(HistogramRow {
-            run_id: run_id.to_string(),
-            step: step.to_string(),
-            op: h.op,
-            time: "response",
-            count: h.count,
-            histogram: h.histogram.clone(),
-            t_s: Some(h.t_s),
-        });
-    }
     rows
+}
+
+/// The all-clients response times per interval, moved (an 1800-s step's
+/// are megabytes).
+pub(super) fn interval_histograms<'a>(
+    run_id: &'a str,
+    step: &'a str,
+    intervals: Vec<IntervalHistogram>,
+) -> impl Iterator<Item = HistogramRow> + 'a {
+    intervals.into_iter().map(move |h| HistogramRow {
+        run_id: run_id.to_string(),
+        step: step.to_string(),
+        op: h.op,
+        time: "response",
+        count: h.count,
+        histogram: h.histogram,
+        t_s: Some(h.t_s),
+    })
 }
 
 /// A warning for each paced stream whose pacer woke late: a few late

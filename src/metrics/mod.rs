@@ -262,9 +262,13 @@ impl Series {
     /// Keeps each interval every thread has added as a [`Whole`], its
     /// lists freed. The step's monitor calls it every tick.
     pub fn compact(&mut self) {
+        let whole = |s: &Series| s.compacted < s.added.len() && s.added[s.compacted] >= s.threads;
+        if !whole(self) {
+            return;
+        }
         let (mut h, mut lag) = (histogram(), histogram());
         let paced = !self.lag.is_empty();
-        while self.compacted < self.added.len() && self.added[self.compacted] >= self.threads {
+        while whole(self) {
             let i = self.compacted;
             fill(&mut h, [self.response[i].as_slice()]);
             let lags = self.lag.get(i).map(Vec::as_slice).unwrap_or_default();
@@ -682,7 +686,10 @@ impl Figures {
 /// The all-clients series of one operation: for each interval of `parts`
 /// (threads' recordings of `op`), the merged response times, over intervals
 /// of `interval` up to the step's end `end_s`. Returns the rows and each
-/// interval's merged histogram, serialized (see [`serialize`]).
+/// interval's merged histogram, serialized (see [`serialize`]). Called once,
+/// at the step's end: where the threads shared one series, its compacted
+/// intervals move out of it rather than being copied (copying them all at
+/// once was a fifth of an 1800-s step's memory, benches/soak.py).
 pub fn merge_series(op: Op, parts: &[&Recorded], interval: Duration, end_s: f64) -> Vec<(IntervalRow, Vec<u8>)> {
     // Threads sharing a series merged into it already: each series once.
     let mut series: Vec<&SharedSeries> = Vec::new();
@@ -691,7 +698,7 @@ pub fn merge_series(op: Op, parts: &[&Recorded], interval: Duration, end_s: f64)
             series.push(&p.series);
         }
     }
-    let series: Vec<_> = series
+    let mut series: Vec<_> = series
         .iter()
         .map(|s| s.lock().unwrap_or_else(|p| p.into_inner()))
         .collect();
@@ -702,9 +709,9 @@ pub fn merge_series(op: Op, parts: &[&Recorded], interval: Duration, end_s: f64)
     (0..n)
         .map(|i| {
             let t_s = i as f64 * interval_s;
-            if let [one] = series.as_slice() {
-                if let Some(Some(w)) = one.whole.get(i) {
-                    return (w.figures.row(None, op, t_s, interval_s, end_s), w.response.to_vec());
+            if let [one] = series.as_mut_slice() {
+                if let Some(w) = one.whole.get_mut(i).and_then(Option::take) {
+                    return (w.figures.row(None, op, t_s, interval_s, end_s), w.response.into_vec());
                 }
             }
             h.reset();
