@@ -56,10 +56,17 @@ def test_explain_gives_cpu_per_operation_by_function_against_the_base(runs: list
     # 300 µs and 1 ms burnt per insert, sampled: within the sampling error.
     assert 200 < burn["inclusive_base"] < 450 and 800 < burn["inclusive_other"] < 1250, burn
     assert 2.3 < burn["inclusive_ratio"] < 4.3, burn
-    assert burn["exclusive_change"] <= burn["inclusive_change"] + 1e-9
-    # burn_cpu is on nearly every stack of both sides, and the deepest such
-    # frame: the call paths keep it, first (its callers are left out).
-    assert str(e.paths.index[0]).endswith("::burn_cpu"), e.paths.head()
+    # A function's own CPU is part of its inclusive CPU, on each side (not
+    # so of the changes: its own share can grow more than its whole).
+    assert burn["exclusive_base"] <= burn["inclusive_base"] + 1e-9, burn
+    assert burn["exclusive_other"] <= burn["inclusive_other"] + 1e-9, burn
+    # The call paths keep burn_cpu with (nearly) the largest change: it is
+    # the deepest frame on nearly every stack of both sides, or, where other
+    # threads took more than a tenth of the CPU, one of its callers' peers.
+    paths = e.paths
+    assert burning[0] in paths.index, paths.head()
+    largest = paths["inclusive_change"].abs().max()
+    assert paths.loc[burning[0], "inclusive_change"] >= 0.9 * largest, paths.head()
     assert e.waits.empty and list(e.waits.columns) == ["base", "other", "ratio", "change"]
     svg = e.flamegraph()
     assert svg.lstrip().startswith("<?xml") and "burn_cpu" in svg
