@@ -13,7 +13,7 @@
 //! partial files: docs/results.md).
 
 use super::step::{Counts, StepOutcome};
-use crate::metrics::{merge_sparse, ClosedInterval, HostInterval, IntervalRow, Latencies, Op, Outbox};
+use crate::metrics::{HostInterval, IntervalRow, Latencies, Op, Outbox, SharedSeries};
 use crate::results::{HistogramRow, RunResults, StepRow, StepStatus};
 use crate::workload::{Config, Step};
 use std::collections::BTreeMap;
@@ -47,10 +47,9 @@ pub(super) struct Flusher {
     clients: u32,
     /// Each thread's outbox and the operation it times.
     outboxes: Vec<(Op, Arc<Outbox>)>,
-    /// Threads per operation: an interval is complete once each has closed it.
-    threads: BTreeMap<Op, usize>,
-    /// Intervals some but not all threads have closed: (op, index) → theirs.
-    open: BTreeMap<(Op, u64), Vec<ClosedInterval>>,
+    /// Each operation's all-clients series, and how many of its compacted
+    /// intervals were taken.
+    series: Vec<(Op, SharedSeries, usize)>,
     /// Every closed interval's times so far, per operation.
     latencies: BTreeMap<Op, Latencies>,
     /// Rows and histograms drained since the last write.
@@ -74,19 +73,17 @@ pub(super) struct Progress<'a> {
 
 impl Flusher {
     /// A flusher of `step` (of `config`, run by `clients` clients here),
-    /// whose threads hand over to `outboxes`.
+    /// whose threads hand over to `outboxes` and whose operations'
+    /// all-clients intervals are compacted in `series`.
     pub(super) fn new(
         plan: FlushPlan,
         config: &Config,
         step: Step,
         clients: u32,
         outboxes: Vec<(Op, Arc<Outbox>)>,
+        series: &[(Op, SharedSeries)],
         t0: Instant,
     ) -> Flusher {
-        let mut threads = BTreeMap::new();
-        for (op, _) in &outboxes {
-            *threads.entry(*op).or_insert(0) += 1;
-        }
         Flusher {
             dir: step_dir(&plan.run_dir, &step.to_string()),
             next_at: t0 + plan.every,
@@ -95,8 +92,7 @@ impl Flusher {
             step,
             clients,
             outboxes,
-            threads,
-            open: BTreeMap::new(),
+            series: series.iter().map(|(op, s)| (*op, s.clone(), 0)).collect(),
             latencies: BTreeMap::new(),
             rows: Vec::new(),
             histograms: Vec::new(),
@@ -178,38 +174,33 @@ impl Flusher {
         Ok(())
     }
 
-    /// Takes the intervals the threads handed over: every thread's rows,
-    /// and the all-clients rows and histograms of the intervals now complete.
+    /// Takes the intervals the threads handed over (their rows, their
+    /// times into the step's so far) and the all-clients rows and histograms
+    /// of the intervals compacted since the last call.
     fn drain(&mut self) {
         for (op, outbox) in &self.outboxes {
             let closed = std::mem::take(&mut *outbox.lock().unwrap_or_else(|p| p.into_inner()));
-            for mut c in closed {
-                self.rows.push(c.row.clone());
+            for c in closed {
                 self.latencies.entry(*op).or_default().add_sparse(&c);
-                // The all-clients merge wants the response times and lags only.
-                c.service = None;
-                self.open.entry((*op, c.index)).or_default().push(c);
+                self.rows.push(c.row);
             }
         }
-        let complete: Vec<(Op, u64)> = self
-            .open
-            .iter()
-            .filter(|((op, _), parts)| parts.len() >= self.threads[op])
-            .map(|(key, _)| *key)
-            .collect();
-        for key in complete {
-            let parts = self.open.remove(&key).expect("just found");
-            let (row, h) = merge_sparse(key.0, &parts);
-            self.histograms.push(HistogramRow {
-                run_id: self.plan.run_id.clone(),
-                step: self.step.to_string(),
-                op: key.0,
-                time: "response",
-                count: row.count,
-                histogram: h,
-                t_s: Some(row.t_s),
-            });
-            self.rows.push(row);
+        let interval = Duration::from_secs_f64(self.config.interval_seconds);
+        for (op, series, taken) in &mut self.series {
+            let series = series.lock().unwrap_or_else(|p| p.into_inner());
+            for (row, h) in series.compacted_since(*op, interval, *taken) {
+                self.histograms.push(HistogramRow {
+                    run_id: self.plan.run_id.clone(),
+                    step: self.step.to_string(),
+                    op: *op,
+                    time: "response",
+                    count: row.count,
+                    histogram: h,
+                    t_s: Some(row.t_s),
+                });
+                self.rows.push(row);
+            }
+            *taken = series.compacted();
         }
     }
 

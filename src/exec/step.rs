@@ -169,7 +169,7 @@ struct Setup {
     /// Each role's all-clients series: one per operation, shared by its roles.
     series: Vec<SharedSeries>,
     /// Each operation's series, once.
-    by_op: Vec<SharedSeries>,
+    by_op: Vec<(Op, SharedSeries)>,
     /// Each role's paced stream among the run's: (k, of n).
     streams: Vec<(u64, u64)>,
     shared: Shared,
@@ -280,7 +280,7 @@ fn prepare(plan: &StepPlan<'_>) -> Setup {
         barrier: Barrier::new(roles.len() + 1),
         outboxes,
         series,
-        by_op: by_op.into_iter().map(|(_, s)| s).collect(),
+        by_op,
         roles,
         streams,
         shared,
@@ -431,7 +431,8 @@ fn monitor<'a, T>(
             .iter()
             .map(|(_, r)| r.op())
             .zip(setup.outboxes.iter().cloned());
-        Flusher::new(f, c, plan.step, plan.clients.len() as u32, outboxes.collect(), t0)
+        let clients = plan.clients.len() as u32;
+        Flusher::new(f, c, plan.step, clients, outboxes.collect(), &setup.by_op, t0)
     });
     let mut halted_at: Option<Instant> = None;
     let mut cancelled_at: Option<Instant> = None;
@@ -456,7 +457,7 @@ fn monitor<'a, T>(
             }
         }
         let mut sleep = sampler.tick(t0, Duration::from_millis(if halting { 20 } else { 100 }));
-        for series in &setup.by_op {
+        for (_, series) in &setup.by_op {
             series.lock().unwrap_or_else(|p| p.into_inner()).compact();
         }
         if let Some(f) = &mut flusher {

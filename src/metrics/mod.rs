@@ -182,11 +182,11 @@ const PENDING: usize = 256;
 
 /// One interval a recorder closed, as it hands it over while its step still
 /// runs (so the results can be written out before the step ends, and a
-/// crash loses at most what came after the last write).
+/// crash loses at most what came after the last write): the thread's row
+/// and its times, for the step's histograms so far (the all-clients series
+/// is the shared [`Series`]).
 #[derive(Clone, Debug)]
 pub struct ClosedInterval {
-    /// The interval's index from the step's start.
-    pub index: u64,
     /// The thread's row for it.
     pub row: IntervalRow,
     /// Its response, service and (paced) lag times, sparse.
@@ -206,8 +206,10 @@ pub type Outbox = std::sync::Mutex<Vec<ClosedInterval>>;
 /// each (about 200 MB over an 1800-s step, benches/soak.py). Once every
 /// thread has added an interval, [`Series::compact`] (the step's monitor,
 /// off the threads' path) keeps it as what the results want of it: its
-/// row's figures and its histograms serialized ([`Whole`]), ~3 times
-/// smaller than the list (~5,000 buckets an interval at 12,000 operations/s).
+/// row's figures and its histograms serialized ([`Whole`]): as packed
+/// lists of ~5,000 buckets an interval (12,000 operations/s), the series
+/// grew ~15 KB/s; so kept, ~6 (benches/soak.py). A running step's flusher
+/// writes the compacted intervals out ([`Series::compacted_since`]).
 #[derive(Debug, Default)]
 pub struct Series {
     /// The threads that add to it: an interval is whole once each has.
@@ -284,6 +286,29 @@ impl Series {
             }
             self.compacted += 1;
         }
+    }
+
+    /// The all-clients rows (a full `interval` long) and serialized
+    /// response times of the intervals of `op` compacted from index `from`
+    /// on: what a running step writes out ([`Series::compacted`] tells
+    /// where the next call starts).
+    pub fn compacted_since(&self, op: Op, interval: Duration, from: usize) -> Vec<(IntervalRow, Vec<u8>)> {
+        let interval_s = interval.as_secs_f64();
+        (from..self.compacted)
+            .filter_map(|i| {
+                let w = self.whole[i].as_ref()?;
+                let t_s = i as f64 * interval_s;
+                Some((
+                    w.figures.row(None, op, t_s, interval_s, t_s + interval_s),
+                    w.response.to_vec(),
+                ))
+            })
+            .collect()
+    }
+
+    /// How many intervals are compacted: all those before this index.
+    pub fn compacted(&self) -> usize {
+        self.compacted
     }
 
     /// Intervals so far.
@@ -553,7 +578,6 @@ impl Recorder {
             .add(self.current as usize, &window, lags.as_deref());
         if let Some(outbox) = &self.outbox {
             let closed = ClosedInterval {
-                index: self.current,
                 row: row.clone(),
                 service,
                 response: window,
@@ -723,21 +747,6 @@ pub fn merge_series(op: Op, parts: &[&Recorded], interval: Duration, end_s: f64)
             (row, serialize(&h))
         })
         .collect()
-}
-
-/// The all-clients row of one interval from every thread's closed
-/// interval `parts` (one operation, one index), and its response times'
-/// histogram, serialized.
-pub fn merge_sparse(op: Op, parts: &[ClosedInterval]) -> (IntervalRow, Vec<u8>) {
-    let (mut h, mut lag) = (histogram(), histogram());
-    fill(&mut h, parts.iter().map(|p| p.response.as_slice()));
-    let paced = parts.iter().any(|p| p.lag.is_some());
-    if paced {
-        fill(&mut lag, parts.iter().filter_map(|p| p.lag.as_deref()));
-    }
-    let (t_s, interval_s) = parts.first().map_or((0.0, 0.0), |p| (p.row.t_s, p.row.length_s));
-    let row = summarise(None, op, t_s, interval_s, t_s + interval_s, &h, paced.then_some(&lag));
-    (row, serialize(&h))
 }
 
 /// Microseconds since the Unix epoch, now (wall-clock stamps of runs and steps).
