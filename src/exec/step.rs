@@ -166,9 +166,7 @@ struct Setup {
     /// Where each role's thread hands over the intervals it closes, when
     /// the step's results are written while it runs.
     outboxes: Vec<Arc<Outbox>>,
-    /// Each role's all-clients series: one per operation, shared by its roles.
-    series: Vec<SharedSeries>,
-    /// Each operation's series, once.
+    /// Each operation's all-clients series, shared by its roles' threads.
     by_op: Vec<(Op, SharedSeries)>,
     /// Each role's paced stream among the run's: (k, of n).
     streams: Vec<(u64, u64)>,
@@ -176,6 +174,18 @@ struct Setup {
     barrier: Barrier,
     interval: Duration,
     name: String,
+}
+
+impl Setup {
+    /// Operation `op`'s all-clients series.
+    fn series(&self, op: Op) -> SharedSeries {
+        let (_, series) = self
+            .by_op
+            .iter()
+            .find(|(o, _)| *o == op)
+            .expect("a series per role's operation");
+        series.clone()
+    }
 }
 
 /// Runs one step and gathers what it measured.
@@ -265,21 +275,15 @@ fn prepare(plan: &StepPlan<'_>) -> Setup {
         None => Vec::new(),
     };
     let mut by_op: Vec<(Op, SharedSeries)> = Vec::new();
-    let series = roles
-        .iter()
-        .map(|(_, r)| match by_op.iter().find(|(op, _)| *op == r.op()) {
-            Some((_, s)) => s.clone(),
-            None => {
-                let threads = roles.iter().filter(|(_, other)| other.op() == r.op()).count();
-                by_op.push((r.op(), Series::for_threads(threads)));
-                by_op[by_op.len() - 1].1.clone()
-            }
-        })
-        .collect();
+    for (_, r) in &roles {
+        if !by_op.iter().any(|(op, _)| *op == r.op()) {
+            let threads = roles.iter().filter(|(_, other)| other.op() == r.op()).count();
+            by_op.push((r.op(), Series::for_threads(threads)));
+        }
+    }
     Setup {
         barrier: Barrier::new(roles.len() + 1),
         outboxes,
-        series,
         by_op,
         roles,
         streams,
@@ -357,7 +361,7 @@ fn start_role<'scope, C: Clock>(
             clock.enter(span.epoch, t0);
         }
         let mut rec = worker.recorder(role.op(), t0, paced(c, plan.step, role));
-        rec.share_series(setup.series[index].clone());
+        rec.share_series(setup.series(role.op()));
         if let Some(outbox) = setup.outboxes.get(index) {
             rec.hand_over(outbox.clone());
         }
