@@ -353,6 +353,60 @@ fn a_profile_dropped_unstopped_leaves_no_perf_and_no_files() {
     assert!(!dir.exists(), "{} was removed", dir.display());
 }
 
+/// The perf processes whose parent is `pid`.
+fn perf_children(pid: u32) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // pid (comm) state ppid ...: comm may hold spaces, so split after its ')'.
+        let Some((head, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        let parent = rest.split_whitespace().nth(1).and_then(|p| p.parse::<u32>().ok());
+        if head.ends_with("(perf") && parent == Some(pid) {
+            found.extend(entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()));
+        }
+    }
+    found
+}
+
+#[test]
+fn perf_ends_with_an_ibench_killed_mid_step() {
+    let Some(_) = profiler() else { return };
+    // A server outlives ibench, so perf sampling it would run on but for
+    // its parent-death signal.
+    let Some(db) = common::mysql_db("ibench_perf_kill") else {
+        return;
+    };
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ibench"))
+        .current_dir(dir.path())
+        .args(["run", "--db", &db, "--steps", "l.i0", "--rows-l-i0", "10000000"])
+        .args(["--profile", "perf", "--quiet"])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let perf = loop {
+        if let Some(&perf) = perf_children(child.id()).first() {
+            break perf;
+        }
+        assert!(Instant::now() < deadline, "no perf started under ibench");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    child.kill().unwrap(); // SIGKILL: ibench cleans nothing up itself
+    child.wait().unwrap();
+    let gone = Instant::now() + Duration::from_secs(10);
+    // perf's parent-death signal ends it (it is then reaped by init).
+    while std::fs::read_to_string(format!("/proc/{perf}/stat")).is_ok_and(|s| !s.contains(") Z ")) {
+        assert!(Instant::now() < gone, "perf {perf} still runs after ibench was killed");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// What perf costs, for docs/profiling.md: a PostgreSQL backend and the
 /// MariaDB server, each under a query loop, profiled 20 s with frame
 /// pointers and 20 s with DWARF; prints perf's CPU as a share of theirs. A
