@@ -21,6 +21,10 @@ pub enum DbErrorKind {
     Privilege,
     /// The statement was cancelled (a stop request): the step is interrupted, not failed.
     Canceled,
+    /// A unique key already holds the value (PostgreSQL 23505, MySQL 1062,
+    /// SQLite's constraint): a sysbench event that met it is restarted, as
+    /// sysbench restarts it.
+    DuplicateKey,
 }
 
 /// Everything that can go wrong in ibench.
@@ -141,6 +145,11 @@ impl Error {
     /// True when the user lacks a privilege the statement needs.
     pub fn is_privilege(&self) -> bool {
         self.db_kind() == Some(DbErrorKind::Privilege)
+    }
+
+    /// True when a unique key already held the value written.
+    pub fn is_duplicate_key(&self) -> bool {
+        self.db_kind() == Some(DbErrorKind::DuplicateKey)
     }
 
     /// True when the statement was cancelled on request.

@@ -21,14 +21,20 @@ pub fn start_line(run: &RunRow, dir: &std::path::Path) -> String {
 /// Which workload a recorded configuration (JSON) runs.
 fn workload(config: &str) -> &'static str {
     let c: serde_json::Value = serde_json::from_str(config).unwrap_or_default();
-    if c["steps"].as_array().is_some_and(|s| {
-        s.iter().all(|s| {
-            s.as_str()
-                .and_then(|s| s.parse::<crate::workload::Step>().ok())
-                .is_some_and(|s| s.kv().is_some())
+    let all = |f: fn(&crate::workload::Step) -> bool| {
+        c["steps"].as_array().is_some_and(|s| {
+            s.iter().all(|s| {
+                s.as_str()
+                    .and_then(|s| s.parse::<crate::workload::Step>().ok())
+                    .is_some_and(|s| f(&s))
+            })
         })
-    }) {
+    };
+    if all(|s| s.kv().is_some()) {
         return "workload: db_bench's key/value steps";
+    }
+    if all(|s| s.sb().is_some()) {
+        return "workload: the sysbench microbenchmark suite";
     }
     match c["compat"].as_str() {
         Some("iibench") => "workload: compat = iibench, the reference client's statements and data",
@@ -49,6 +55,9 @@ pub fn step_line(s: &StepRow) -> String {
     }
     if s.queries > 0 {
         line += &format!("  {:>9.0} qps{partial}", s.qps());
+    }
+    if let Some(eps) = s.eps().filter(|_| s.events.unwrap_or(0) > 0) {
+        line += &format!("  {eps:>9.0} eps{partial}");
     }
     if let Some(found) = s.found {
         line += &format!("  {found} found");
@@ -86,10 +95,14 @@ fn ms(v: Option<f64>) -> String {
 pub fn table(steps: &[StepRow], run: Option<&RunRow>) -> String {
     use comfy_table::{presets::NOTHING, CellAlignment, Table};
     let engine = steps.iter().any(|s| s.engine.is_some());
+    let events = steps.iter().any(|s| s.events.is_some());
     let mut header = vec![
         "step", "status", "secs", "ips", "dps", "qps", "ins p99", "ins svc", "qry p99", "SLA", "verified", "cpupq",
         "client", "server", "wkbpi",
     ];
+    if events {
+        header.extend(["eps", "evt p99", "stmt p99"]);
+    }
     if engine {
         header.extend(["w_amp", "stall%", "c_csecs", "sst MB"]);
     }
@@ -118,6 +131,13 @@ pub fn table(steps: &[StepRow], run: Option<&RunRow>) -> String {
             cost(2),
             cost(5),
         ];
+        if events {
+            row.extend([
+                s.eps().map_or("-".to_string(), &rate),
+                ms(p99(Op::Event, false)),
+                ms(p99(Op::Statement, false)),
+            ]);
+        }
         if engine {
             let f = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
             match &s.engine {
@@ -138,7 +158,8 @@ pub fn table(steps: &[StepRow], run: Option<&RunRow>) -> String {
     let mut out = t.to_string();
     out += "\n(latencies in ms: response-time p99 of inserts and queries, and the inserts' service-time p99;\n \
             cpupq, client, server: host, ibench and server CPU µs per insert (load steps) or query (q steps);\n \
-            wkbpi: KB written to disk per operation; key/value steps: per pair written or per read)";
+            wkbpi: KB written to disk per operation; key/value steps: per pair written or per read;\n \
+            sysbench steps: qps counts statements, BEGIN and COMMIT included, eps events; costs per statement)";
     if steps.iter().any(|s| !s.ok()) {
         out += "\n(*: the step did not run its course (its status says why): its rates are partial, not a result)";
     }

@@ -16,6 +16,7 @@ mod secrets;
 mod sql;
 mod sqlite;
 mod stream;
+mod sysbench;
 mod tls;
 
 use crate::error::{DbErrorKind, Error, Result};
@@ -101,6 +102,7 @@ pub use postgres::PostgresConnector;
 pub use rocks::RocksdbConnector;
 pub use secrets::{redact, redact_setting};
 pub use sqlite::SqliteConnector;
+pub use sysbench::{table_name as sb_table_name, SbRowRead, SbSession, SbTableFacts, SqlValue, LOAD_ROWS_PER_INSERT};
 
 /// A table's key bounds and, when asked for, its row count, as the database reports them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -187,6 +189,17 @@ pub trait Connector: Send + Sync {
         Err(Error::config(
             "db",
             format!("{} does not run the key/value steps", self.dbms()),
+        ))
+    }
+    /// Opens a session of the sysbench steps (its `sbtestN` tables), when
+    /// the database can hold them.
+    fn sb_session(&self) -> Result<Box<dyn SbSession>> {
+        Err(Error::config(
+            "db",
+            format!(
+                "{} does not run the sysbench steps: they need SQL (SQLite, PostgreSQL, MySQL or MariaDB)",
+                self.dbms()
+            ),
         ))
     }
     /// The storage engine's counters now, when the engine exposes them (RocksDB).

@@ -27,6 +27,7 @@ mod role;
 mod server_host;
 mod shared;
 mod step;
+mod sysbench;
 mod tables;
 mod verify;
 mod wait;
@@ -34,6 +35,7 @@ mod wait;
 pub use kv_state::{KvState, TRACKED_KEYS};
 pub use pacing::{Pacer, Schedule};
 pub use server_host::ServerHost;
+pub use sysbench::SbState;
 pub use tables::TableState;
 
 use crate::clock::{Clock, SystemClock};
@@ -43,7 +45,7 @@ use crate::gen::Window;
 use crate::metrics::{counter_rows, Counter, EngineCounters, EngineDelta, Setting};
 use crate::results::{RunResults, RunRow, RunStatus, StepRow, StepStatus};
 use crate::stop::Stop;
-use crate::workload::{param, Config, KvOp, Profile, Shard, Step, VerifyMode};
+use crate::workload::{param, Config, KvOp, Profile, SbStep, Shard, Step, VerifyMode};
 use open::{session_spec, table_names};
 use plan::{Probe, SimulatedSpan, StepPlan};
 use std::path::{Path, PathBuf};
@@ -151,6 +153,8 @@ pub struct Runner {
 struct State {
     tables: Vec<TableState>,
     kv: Option<KvState>,
+    /// The sysbench tables, when a step of the family runs.
+    sb: Option<SbState>,
     /// Verify knows the key/value table once this run has filled it.
     kv_known: bool,
     /// Whether the secondary indexes exist.
@@ -382,7 +386,7 @@ impl Runner {
     /// one-process run).
     fn own_tables(&self) -> std::ops::Range<usize> {
         if self.shard.count == 1 {
-            0..self.config.tables() as usize
+            0..self.config.ib_tables() as usize
         } else {
             let r = self.shard.clients(self.config.clients);
             r.start as usize..r.end as usize
@@ -406,8 +410,10 @@ impl Runner {
         if let Some(warning) = warning {
             self.warn(observer, warning);
         }
+        let sb = self.sb_state(stop)?;
         Ok(State {
             tables,
+            sb,
             kv: self
                 .steps
                 .iter()
@@ -416,6 +422,79 @@ impl Runner {
             kv_known: false,
             indexed: !self.steps.contains(&Step::LoadI0),
         })
+    }
+
+    /// The sysbench tables' state, when a step of the family runs. A run
+    /// that does not load them finds them as an earlier run left them:
+    /// each must have the suite's columns, and the index on k must exist
+    /// before a step that reads it runs (else the run is refused before
+    /// any step, naming the table or the step).
+    fn sb_state(&self, stop: &Stop) -> Result<Option<SbState>> {
+        let c = &self.config;
+        let first = self.steps.iter().position(|s| s.sb().is_some());
+        let Some(first) = first else { return Ok(None) };
+        if c.db.starts_with("sqlite::memory:") && c.clients > 1 {
+            return Err(Error::config(
+                param!(clients),
+                "the sysbench steps on sqlite::memory: take one client: its one connection is shared, and events with BEGIN and COMMIT would interleave (use a SQLite file)",
+            ));
+        }
+        let loads = self.steps.iter().position(|s| s.sb() == Some(SbStep::Load));
+        if loads == Some(first) {
+            return Ok(Some(SbState::new(c.tables, false)));
+        }
+        let mut s = self.connector.sb_session()?;
+        let interrupt = s.interrupter();
+        let mut indexed = true;
+        for table in 1..=c.tables {
+            let facts = stop.guard(interrupt.as_ref(), || s.sb_facts(table))?;
+            if !facts.schema {
+                return Err(Error::config(
+                    param!(steps),
+                    format!(
+                        "{} has no table {} with the sysbench suite's columns (id, k, c, pad): run load first (or a run whose steps start with load)",
+                        self.connector.target(),
+                        connect::sb_table_name(table)
+                    ),
+                ));
+            }
+            indexed &= facts.k_index;
+        }
+        if !indexed {
+            let index = self.steps.iter().position(|s| s.sb() == Some(SbStep::CreateIndex));
+            let reader = self.steps.iter().enumerate().find(|(i, s)| {
+                let needs = s
+                    .sb()
+                    .and_then(SbStep::microbenchmark)
+                    .is_some_and(|m| m.test.needs_k_index());
+                needs && index.is_none_or(|x| x > *i) && loads.is_none_or(|l| l > *i)
+            });
+            if let Some((_, step)) = reader {
+                return Err(Error::config(
+                    param!(steps),
+                    format!(
+                        "{step} reads the index on k, which the tables do not have yet: run create-index before it"
+                    ),
+                ));
+            }
+        }
+        Ok(Some(SbState::new(c.tables, indexed)))
+    }
+
+    /// Before a sysbench step: the load starts from empty tables (their
+    /// counts known from now on); a step that reads the index on k finds it.
+    fn sb_prepare(&self, step: SbStep, sb: &SbState) -> Result<()> {
+        match step {
+            SbStep::Load => sb.loading(),
+            SbStep::Run(m) if m.test.needs_k_index() && !sb.indexed() => {
+                return Err(Error::config(
+                    param!(steps),
+                    format!("{step} reads the index on k, which the tables do not have: run create-index before it"),
+                ))
+            }
+            _ => {}
+        }
+        Ok(())
     }
 
     /// With `profile`, where the server's waits come from; a warning when
@@ -448,7 +527,7 @@ impl Runner {
         let first_key = if c.server_keys { 1 } else { 0 };
         let inserters = if c.shared_table { c.clients as usize } else { 1 };
         let names = table_names(c);
-        let table_steps = self.steps.iter().any(|s| s.kv().is_none());
+        let table_steps = self.steps.iter().any(Step::insert_benchmark);
         let continuing = table_steps && !self.steps.contains(&Step::LoadI0);
         let mut session = if continuing {
             Some(self.connector.session()?)
@@ -509,6 +588,7 @@ impl Runner {
                 stop,
                 observer,
                 kv: state.kv.as_ref(),
+                sb: state.sb.as_ref(),
                 probe: &self.probe,
                 stats: self.stats.as_ref(),
                 simulated: self.simulated,
@@ -528,8 +608,23 @@ impl Runner {
         if step == Step::CreateIndexes && out.status == StepStatus::Ok {
             state.indexed = true;
         }
+        if let (Step::Sysbench(SbStep::CreateIndex), Some(sb)) = (step, &state.sb) {
+            if out.status == StepStatus::Ok {
+                sb.set_indexed();
+            }
+        }
         let mut row = self.measure_after(step, &out, before, observer);
-        if step.writes() && out.status == StepStatus::Ok {
+        if let (Step::Sysbench(sb_step), Some(sb), StepStatus::Ok) = (step, &state.sb, out.status) {
+            if sb_step.writes() {
+                let check = verify::Verify {
+                    config: &self.config,
+                    connector: self.connector.as_ref(),
+                    salt: ordinal as u64,
+                    stop,
+                };
+                check.after_sb_step(sb_step, sb, &mut row);
+            }
+        } else if step.writes() && out.status == StepStatus::Ok {
             let kv = state.kv.as_ref().filter(|_| state.kv_known);
             let tables = &state.tables[self.own_tables()];
             let check = verify::Verify {
@@ -559,6 +654,9 @@ impl Runner {
             }
             state.indexed = false;
         }
+        if let (Step::Sysbench(sb_step), Some(sb)) = (step, &state.sb) {
+            self.sb_prepare(sb_step, sb)?;
+        }
         if let (Step::Kv(op), Some(kv)) = (step, &state.kv) {
             if op.fills() {
                 self.connector
@@ -578,12 +676,15 @@ impl Runner {
         Ok(())
     }
 
-    /// The database's counters, sizes and engine counters before a step.
+    /// The database's sizes, engine counters and counters before a step,
+    /// the counters last: the statements that measure sizes are not the step's.
     fn measure_before(&mut self, observer: &dyn Observer) -> Before {
+        let sizes = self.connector.sizes(&table_names(&self.config));
+        let engine = self.connector.engine_counters();
         Before {
             counters: self.counters(observer, false),
-            sizes: self.connector.sizes(&table_names(&self.config)),
-            engine: self.connector.engine_counters(),
+            sizes,
+            engine,
         }
     }
 
@@ -623,12 +724,13 @@ impl Runner {
         row.tables_size_bytes = sizes.tables;
         row.datadir_size_bytes = sizes.datadir;
         let tables = &state.tables[self.own_tables()];
-        row.live_rows = match (step, &state.kv) {
-            (Step::Kv(_), Some(kv)) if state.kv_known => kv.written().unwrap_or(0),
+        row.live_rows = match (step, &state.kv, &state.sb) {
+            (Step::Kv(_), Some(kv), _) if state.kv_known => kv.written().unwrap_or(0),
+            (Step::Sysbench(_), _, Some(sb)) => sb.total().unwrap_or(0),
             _ => tables.iter().map(|t| t.bounds().len()).sum(),
         };
         row.live_rows_max = match step {
-            Step::Kv(_) => row.live_rows,
+            Step::Kv(_) | Step::Sysbench(_) => row.live_rows,
             _ => tables.iter().map(|t| t.max_len()).sum(),
         };
     }
@@ -678,7 +780,7 @@ impl Runner {
             return Ok(());
         }
         let own = self.own_tables();
-        let wrote_tables = self.steps.iter().any(|s| s.kv().is_none() && s.writes());
+        let wrote_tables = self.steps.iter().any(|s| s.insert_benchmark() && s.writes());
         let mut verdicts = Vec::new();
         if wrote_tables {
             verdicts.push(verify::verify_tables(
@@ -692,6 +794,10 @@ impl Runner {
         }
         if let (true, Some(kv)) = (state.kv_known, &state.kv) {
             verdicts.push(verify::verify_kv(c, self.connector.as_ref(), kv, 0, Check::Count, stop));
+        }
+        let sb_wrote = self.steps.iter().any(|s| s.sb().is_some_and(SbStep::writes));
+        if let (true, Some(sb)) = (sb_wrote, &state.sb) {
+            verdicts.push(verify::verify_sb(c, self.connector.as_ref(), sb, 0, Check::Count, stop));
         }
         for verdict in verdicts {
             match verdict {

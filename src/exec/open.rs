@@ -36,9 +36,13 @@ fn run_id_at(micros: i64, pid: u32) -> String {
     format!("{stamp}-{ms:03x}{tag:03x}")
 }
 
-/// The benchmark's tables: `pi1`, `pi2`, ...
+/// The benchmark's tables: the Insert Benchmark's `pi1`, `pi2`, ... and,
+/// when a sysbench step runs, `sbtest1`, `sbtest2`, ...
 pub(super) fn table_names(c: &Config) -> Vec<String> {
-    (0..c.tables()).map(|t| format!("pi{}", t + 1)).collect()
+    let ib = (0..c.ib_tables()).map(|t| format!("pi{}", t + 1));
+    let sb = c.steps.iter().any(|s| s.sb().is_some());
+    let sysbench = (1..=c.tables).filter(move |_| sb).map(crate::connect::sb_table_name);
+    ib.chain(sysbench).collect()
 }
 
 /// How the connector's sessions write the tables, from the statement choices.
@@ -67,7 +71,12 @@ fn refuse_table_steps(config: &Config, connector: &dyn Connector) -> Result<()> 
         Some(table_step) if connector.kv_only() => Err(Error::config(
             param!(steps),
             format!(
-                "{table_step} is an Insert Benchmark step; {} runs the key/value steps only (fillseq, overwrite, readrandom, ...)",
+                "{table_step} is {} step; {} runs the key/value steps only (fillseq, overwrite, readrandom, ...)",
+                if table_step.sb().is_some() {
+                    "a sysbench"
+                } else {
+                    "an Insert Benchmark"
+                },
                 connector.dbms()
             ),
         )),

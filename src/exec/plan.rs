@@ -33,6 +33,8 @@ pub(crate) struct StepPlan<'a> {
     pub observer: &'a dyn Observer,
     /// The key/value table's state, for key/value steps.
     pub kv: Option<&'a KvState>,
+    /// The sysbench tables' state, for sysbench steps.
+    pub sb: Option<&'a super::sysbench::SbState>,
     pub probe: &'a Probe,
     /// The database's own counters and gauges, when it has any.
     pub stats: Option<&'a std::sync::Mutex<Box<dyn ServerCounters>>>,

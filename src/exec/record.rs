@@ -5,7 +5,7 @@ use super::step::{IntervalHistogram, PacerLateness, StepOutcome};
 use super::LAG_WARNING_US;
 use crate::metrics::{percentile_us, serialize, EngineDelta};
 use crate::results::{HistogramRow, OpLag, OpLatency, StepRow, StepStatus, LAG_STATS, PERCENTILES};
-use crate::workload::{Config, KvOp, Step};
+use crate::workload::{Config, KvOp, SbStep, Step};
 
 /// The step's row, from what it measured; `clients` is how many of the
 /// run's clients this process ran.
@@ -25,7 +25,12 @@ pub(super) fn step_row(
         error: out.error.clone(),
         started_at_us: out.started_at_us,
         elapsed_s: out.elapsed_s,
-        clients: if step.kv().is_some() { c.threads } else { clients },
+        clients: match step {
+            Step::Kv(_) => c.threads,
+            Step::Sysbench(SbStep::Load | SbStep::CreateIndex) => c.load_connections.min(c.tables),
+            Step::Sysbench(SbStep::Postwrite(_)) => 1,
+            _ => clients,
+        },
         rows_per_commit: match step {
             Step::Kv(op) if op.writes() => Some(c.kv_batch(op)),
             _ => c.writes(step).map(|w| w.rows_per_commit),
@@ -33,7 +38,10 @@ pub(super) fn step_row(
         inserts: n.inserts,
         deletes: n.deletes,
         queries: n.queries,
-        indexed_rows: (step == Step::CreateIndexes).then_some(n.indexed_rows),
+        indexed_rows: matches!(step, Step::CreateIndexes | Step::Sysbench(SbStep::CreateIndex))
+            .then_some(n.indexed_rows),
+        events: matches!(step, Step::Sysbench(SbStep::Run(_))).then_some(n.events),
+        statement_rows: matches!(step, Step::Sysbench(SbStep::Run(_))).then_some(n.statement_rows),
         errors: n.errors,
         retries: n.retries,
         cost_ops: cost_ops(step, out),
@@ -71,10 +79,16 @@ pub(super) fn step_row(
 }
 
 /// What the per-operation costs divide by: inserts in load steps, queries
-/// in q steps, indexed rows in l.x (None: no per-operation costs).
+/// in q steps, indexed rows in l.x, a sysbench microbenchmark's statements
+/// (as the suite divides by its QPS), its load's rows and its index's
+/// (None: no per-operation costs).
 fn cost_ops(step: Step, out: &StepOutcome) -> Option<u64> {
     let n = &out.counts;
     match step {
+        Step::Sysbench(SbStep::Load) => Some(n.inserts),
+        Step::Sysbench(SbStep::CreateIndex) => Some(n.indexed_rows),
+        Step::Sysbench(SbStep::Postwrite(_)) => None,
+        Step::Sysbench(SbStep::Run(_)) => Some(n.queries),
         Step::LoadI0 | Step::LoadI1 | Step::LoadI2 => Some(n.inserts),
         Step::Query { .. } => Some(n.queries),
         Step::CreateIndexes => Some(n.indexed_rows),

@@ -2,7 +2,7 @@
 //! step runs, the operation each times, and which are paced.
 
 use crate::metrics::Op;
-use crate::workload::{Config, KvOp, QueryKind, Step};
+use crate::workload::{Config, KvOp, Microbenchmark, QueryKind, SbStep, Step};
 
 /// A thread's job in a step.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -15,6 +15,14 @@ pub(super) enum Role {
     KvWrite(KvOp),
     KvRead(KvOp),
     KvMaintain(KvOp),
+    /// sysbench's load: this connection's share of the tables.
+    SbLoad,
+    /// The index on k of this connection's share of the tables.
+    SbIndex,
+    /// A postwrite pause.
+    SbPause,
+    /// A client running a microbenchmark's events.
+    SbEvents(Microbenchmark),
 }
 
 impl Role {
@@ -26,17 +34,45 @@ impl Role {
             Role::Delete => Op::Delete,
             Role::Query(_) | Role::KvRead(_) => Op::Query,
             Role::CreateIndex => Op::CreateIndex,
-            Role::Wait | Role::KvMaintain(_) => Op::Maintenance,
+            Role::Wait | Role::KvMaintain(_) | Role::SbPause => Op::Maintenance,
+            Role::SbLoad => Op::Insert,
+            Role::SbIndex => Op::CreateIndex,
+            Role::SbEvents(_) => Op::Event,
+        }
+    }
+
+    /// The operations the role times: its own, and the statements of a
+    /// sysbench event.
+    pub(super) fn ops(self) -> &'static [Op] {
+        match self {
+            Role::SbEvents(_) => &[Op::Event, Op::Statement],
+            _ => match self.op() {
+                Op::Insert => &[Op::Insert],
+                Op::Delete => &[Op::Delete],
+                Op::Query => &[Op::Query],
+                Op::CreateIndex => &[Op::CreateIndex],
+                Op::Maintenance => &[Op::Maintenance],
+                Op::Event => &[Op::Event],
+                Op::Statement => &[Op::Statement],
+            },
         }
     }
 
     /// True for roles whose one statement may run for long: a stop cancels it at once.
     pub(super) fn long(self) -> bool {
-        matches!(self, Role::CreateIndex | Role::Wait | Role::KvMaintain(_))
+        matches!(
+            self,
+            Role::CreateIndex | Role::Wait | Role::KvMaintain(_) | Role::SbIndex | Role::SbPause
+        )
     }
 
     pub(super) fn kv(self) -> bool {
         matches!(self, Role::KvWrite(_) | Role::KvRead(_) | Role::KvMaintain(_))
+    }
+
+    /// True for the sysbench family's roles (they work on its tables).
+    pub(super) fn sb(self) -> bool {
+        matches!(self, Role::SbLoad | Role::SbIndex | Role::SbPause | Role::SbEvents(_))
     }
 }
 
@@ -45,6 +81,7 @@ pub(super) fn paced(c: &Config, step: Step, role: Role) -> bool {
     match role {
         Role::Insert | Role::Delete => c.writes(step).is_some_and(|w| w.rate.is_some()),
         Role::KvWrite(op) => op == KvOp::ReadWhileWriting,
+        Role::SbEvents(_) => c.events_per_second.is_some(),
         _ => false,
     }
 }
@@ -55,6 +92,7 @@ pub(super) fn roles(c: &Config, step: Step, tables: u32) -> Vec<(u32, Role)> {
         Step::CreateIndexes => (0..tables).map(|t| (t, Role::CreateIndex)).collect(),
         Step::Wait => vec![(0, Role::Wait)],
         Step::Kv(op) => kv_roles(c, op),
+        Step::Sysbench(sb) => sb_roles(c, sb),
         step => {
             let mut roles = Vec::new();
             for client in 0..c.clients {
@@ -82,5 +120,18 @@ fn kv_roles(c: &Config, op: KvOp) -> Vec<(u32, Role)> {
             .collect(),
         _ if op.reads() => (0..threads).map(|t| (t, Role::KvRead(op))).collect(),
         _ => (0..threads).map(|t| (t, Role::KvWrite(op))).collect(),
+    }
+}
+
+/// The roles of a sysbench step: (client or load connection, role). The
+/// load and the index use `load_connections` connections (at most one per
+/// table), each its share of the tables.
+fn sb_roles(c: &Config, step: SbStep) -> Vec<(u32, Role)> {
+    let loaders = c.load_connections.min(c.tables);
+    match step {
+        SbStep::Load => (0..loaders).map(|i| (i, Role::SbLoad)).collect(),
+        SbStep::CreateIndex => (0..loaders).map(|i| (i, Role::SbIndex)).collect(),
+        SbStep::Postwrite(_) => vec![(0, Role::SbPause)],
+        SbStep::Run(m) => (0..c.clients).map(|client| (client, Role::SbEvents(m))).collect(),
     }
 }

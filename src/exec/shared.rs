@@ -75,6 +75,11 @@ pub(super) struct ClientState {
     pub(super) inserted: AtomicU64,
     /// Rows the client's deleter has deleted.
     pub(super) deleted: AtomicU64,
+    /// sysbench events the client ran, their statements, and the rows those
+    /// returned or changed.
+    pub(super) events: AtomicU64,
+    pub(super) statements: AtomicU64,
+    pub(super) rows: AtomicU64,
     /// The client's inserter and deleter wait for each other here.
     pub(super) pair: Pair,
 }
@@ -150,6 +155,12 @@ impl Shared {
     /// Rows deleted by every client so far.
     pub(super) fn deleted(&self) -> u64 {
         self.clients.iter().map(|c| c.deleted.load(Ordering::Relaxed)).sum()
+    }
+
+    /// sysbench events, statements and their rows, every client's so far.
+    pub(super) fn sb_counts(&self) -> [u64; 3] {
+        let sum = |f: fn(&ClientState) -> &AtomicU64| self.clients.iter().map(|c| f(c).load(Ordering::Relaxed)).sum();
+        [sum(|c| &c.events), sum(|c| &c.statements), sum(|c| &c.rows)]
     }
 
     /// The first error, and the notes.

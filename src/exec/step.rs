@@ -19,14 +19,14 @@ use super::profiling::StepProfiles;
 use super::role::{paced, roles, Role};
 use super::shared::{Shared, Worker};
 use crate::clock::{Clock, SimulatedClock, SystemClock};
-use crate::connect::{KvSession, Session, KV_TABLE};
+use crate::connect::{KvSession, SbSession, Session, KV_TABLE};
 use crate::error::Result;
 use crate::metrics::{
     merge_series, percentile_us, unix_micros, GaugeRow, HostInterval, IntervalRow, Latencies, Op, Outbox, Recorded,
     Recorder, Series, SharedSeries, SystemDelta, WaitRow,
 };
 use crate::results::{ProfileRow, StepStatus};
-use crate::workload::{KvOp, Step};
+use crate::workload::{KvOp, SbStep, Step};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
 use std::thread::{Scope, ScopedJoinHandle};
@@ -71,6 +71,10 @@ pub(crate) struct Counts {
     pub indexed_rows: u64,
     /// Reads that found their key (key/value read steps).
     pub found: u64,
+    /// sysbench events (transactions) run; their statements are `queries`.
+    pub events: u64,
+    /// Rows the sysbench statements returned or changed.
+    pub statement_rows: u64,
     pub errors: u64,
     pub retries: u64,
 }
@@ -108,6 +112,7 @@ pub(crate) struct StepOutcome {
 enum Conn {
     Table(Box<dyn Session>),
     Kv(Box<dyn KvSession>),
+    Sb(Box<dyn SbSession>),
 }
 
 impl Conn {
@@ -115,6 +120,8 @@ impl Conn {
     fn open(plan: &StepPlan<'_>, role: Role, table: &str) -> Result<Conn> {
         if role.kv() {
             plan.connector.kv_session().map(Conn::Kv)
+        } else if role.sb() {
+            plan.connector.sb_session().map(Conn::Sb)
         } else {
             let mut s = plan.connector.session()?;
             s.prepare(table)?;
@@ -126,15 +133,21 @@ impl Conn {
         match self {
             Conn::Table(s) => s.interrupter(),
             Conn::Kv(s) => s.interrupter(),
+            Conn::Sb(s) => s.interrupter(),
         }
     }
 }
 
 impl<C: Clock> Worker<'_, C> {
-    /// Runs `role`, timing into `rec`, which keeps what was measured even
-    /// when the role fails.
-    fn run(&self, role: Role, conn: Conn, rec: &mut Recorder, t0: Instant) -> Result<()> {
+    /// Runs `role`, timing into `recs` (one per operation of
+    /// [`Role::ops`]), which keep what was measured even when the role fails.
+    fn run(&self, role: Role, conn: Conn, recs: &mut [Recorder], t0: Instant) -> Result<()> {
+        let rec = &mut recs[0];
         match (conn, role) {
+            (Conn::Sb(mut s), Role::SbEvents(m)) => self.sb_events(m, s.as_mut(), recs, t0),
+            (Conn::Sb(mut s), Role::SbLoad) => self.sb_load(s.as_mut(), rec, t0),
+            (Conn::Sb(mut s), Role::SbIndex) => self.sb_index(s.as_mut(), rec, t0),
+            (Conn::Sb(mut s), Role::SbPause) => self.sb_pause(s.as_mut(), rec, t0),
             (Conn::Kv(mut kv), Role::KvWrite(op)) => self.kv_write(op, kv.as_mut(), rec, t0),
             (Conn::Kv(mut kv), Role::KvRead(op)) => self.kv_read(op, kv.as_mut(), rec, t0),
             (Conn::Kv(mut kv), Role::KvMaintain(op)) => self.kv_maintain(op, kv.as_mut(), rec),
@@ -143,7 +156,7 @@ impl<C: Clock> Worker<'_, C> {
             (Conn::Table(mut s), Role::Query(kind)) => self.query(kind, s.as_mut(), rec, t0),
             (Conn::Table(mut s), Role::Wait) => self.wait(s.as_mut(), rec, t0),
             (Conn::Table(mut s), Role::CreateIndex) => self.create_indexes(s.as_mut(), rec),
-            (_, role) => unreachable!("{role:?} got the other kind of session"),
+            (_, role) => unreachable!("{role:?} got another kind of session"),
         }
     }
 
@@ -163,9 +176,10 @@ impl<C: Clock> Worker<'_, C> {
 struct Setup {
     /// (client or thread, role), this process's only.
     roles: Vec<(u32, Role)>,
-    /// Where each role's thread hands over the intervals it closes, when
-    /// the step's results are written while it runs.
-    outboxes: Vec<Arc<Outbox>>,
+    /// Where each role's thread hands over the intervals it closes (one
+    /// per operation of [`Role::ops`]), when the step's results are written
+    /// while it runs.
+    outboxes: Vec<Vec<(Op, Arc<Outbox>)>>,
     /// Each operation's all-clients series, shared by its roles' threads.
     by_op: Vec<(Op, SharedSeries)>,
     /// Each role's paced stream among the run's: (k, of n).
@@ -256,7 +270,9 @@ fn prepare(plan: &StepPlan<'_>) -> Setup {
         .zip(streams)
         .filter(|((client, role), _)| role.kv() || plan.clients.contains(client))
         .unzip();
-    let clients = (c.clients as usize).max(c.threads as usize + 1);
+    let clients = (c.clients as usize)
+        .max(c.threads as usize + 1)
+        .max(c.load_connections as usize);
     let readers = roles.iter().filter(|(_, r)| matches!(r, Role::KvRead(_))).count() as u64;
     let shared = Shared::new(clients, c.clients as usize, roles.len(), readers);
     // Queries run until every inserter is done: another shard's are not here.
@@ -271,14 +287,17 @@ fn prepare(plan: &StepPlan<'_>) -> Setup {
         t.begin_step();
     }
     let outboxes = match plan.flush {
-        Some(_) => roles.iter().map(|_| Arc::new(Outbox::default())).collect(),
+        Some(_) => roles
+            .iter()
+            .map(|(_, r)| r.ops().iter().map(|&op| (op, Arc::new(Outbox::default()))).collect())
+            .collect(),
         None => Vec::new(),
     };
     let mut by_op: Vec<(Op, SharedSeries)> = Vec::new();
-    for (_, r) in &roles {
-        if !by_op.iter().any(|(op, _)| *op == r.op()) {
-            let threads = roles.iter().filter(|(_, other)| other.op() == r.op()).count();
-            by_op.push((r.op(), Series::for_threads(threads)));
+    for &op in roles.iter().flat_map(|(_, r)| r.ops()) {
+        if !by_op.iter().any(|(o, _)| *o == op) {
+            let threads = roles.iter().filter(|(_, r)| r.ops().contains(&op)).count();
+            by_op.push((op, Series::for_threads(threads)));
         }
     }
     Setup {
@@ -300,6 +319,10 @@ fn expected(plan: &StepPlan<'_>) -> super::Expected {
     let (rows, seconds) = match plan.step {
         Step::Kv(op) => (c.kv_planned(op), c.duration),
         Step::Wait => (None, Some(c.wait())),
+        Step::Sysbench(SbStep::Load) => (Some(c.table_size * c.tables as u64), None),
+        Step::Sysbench(SbStep::CreateIndex) => (None, None),
+        Step::Sysbench(SbStep::Postwrite(_)) => (None, Some(c.postwrite())),
+        Step::Sysbench(SbStep::Run(m)) => (None, Some(c.sb_seconds(&m))),
         step => (c.writes(step).map(|w| w.rows * plan.clients.len() as u64), None),
     };
     super::Expected { rows, seconds }
@@ -329,10 +352,10 @@ fn start_role<'scope, C: Clock>(
     setup: &'scope Setup,
     index: usize,
     clock: C,
-) -> ScopedJoinHandle<'scope, (Recorded, Instant)> {
+) -> ScopedJoinHandle<'scope, (Vec<Recorded>, Instant)> {
     let c = plan.config;
     let (client, role) = setup.roles[index];
-    let (table, slot) = if c.shared_table || role.kv() || role == Role::Wait {
+    let (table, slot) = if c.shared_table || role.kv() || role.sb() || role == Role::Wait {
         (&plan.tables[0], client as usize)
     } else {
         (&plan.tables[client as usize], 0)
@@ -353,6 +376,13 @@ fn start_role<'scope, C: Clock>(
             *shared.interrupters[index].lock().unwrap_or_else(|p| p.into_inner()) =
                 conn.interrupter().map(|i| (i, role.long()));
         }
+        // sysbench's --warmup-time: events before the step's span, not measured.
+        let conn = conn.and_then(|mut conn| {
+            if let (Conn::Sb(s), Role::SbEvents(m)) = (&mut conn, role) {
+                worker.sb_warm_up(m, s.as_mut())?;
+            }
+            Ok(conn)
+        });
         // Connected; then released once the step's first sample is taken.
         setup.barrier.wait();
         setup.barrier.wait();
@@ -360,12 +390,21 @@ fn start_role<'scope, C: Clock>(
         if let Some(span) = plan.simulated {
             clock.enter(span.epoch, t0);
         }
-        let mut rec = worker.recorder(role.op(), t0, paced(c, plan.step, role));
-        rec.share_series(setup.series(role.op()));
-        if let Some(outbox) = setup.outboxes.get(index) {
-            rec.hand_over(outbox.clone());
-        }
-        if let Err(e) = conn.and_then(|conn| worker.run(role, conn, &mut rec, t0)) {
+        // The role's own operation paced; a sysbench event's statements within it.
+        let mut recs: Vec<Recorder> = role
+            .ops()
+            .iter()
+            .enumerate()
+            .map(|(i, &op)| {
+                let mut rec = worker.recorder(op, t0, i == 0 && paced(c, plan.step, role));
+                rec.share_series(setup.series(op));
+                if let Some((_, outbox)) = setup.outboxes.get(index).and_then(|o| o.get(i)) {
+                    rec.hand_over(outbox.clone());
+                }
+                rec
+            })
+            .collect();
+        if let Err(e) = conn.and_then(|conn| worker.run(role, conn, &mut recs, t0)) {
             // A statement cancelled because the step had to stop is not a failure.
             let halted = plan.stop.requested() || shared.timed_out.load(Ordering::Relaxed);
             if !(e.is_canceled() && halted) {
@@ -375,7 +414,7 @@ fn start_role<'scope, C: Clock>(
         }
         *shared.interrupters[index].lock().unwrap_or_else(|p| p.into_inner()) = None;
         let end = clock.now();
-        (rec.finish(end), end)
+        (recs.into_iter().map(|r| r.finish(end)).collect(), end)
     })
 }
 
@@ -430,11 +469,7 @@ fn monitor<'a, T>(
 ) -> HostSampler<'a> {
     let (c, shared) = (plan.config, &setup.shared);
     let mut flusher = plan.flush.clone().map(|f| {
-        let outboxes = setup
-            .roles
-            .iter()
-            .map(|(_, r)| r.op())
-            .zip(setup.outboxes.iter().cloned());
+        let outboxes = setup.outboxes.iter().flatten().cloned();
         let clients = plan.clients.len() as u32;
         Flusher::new(f, c, plan.step, clients, outboxes.collect(), &setup.by_op, t0)
     });
@@ -444,6 +479,7 @@ fn monitor<'a, T>(
         let now = SystemClock.now();
         let elapsed = now.saturating_duration_since(t0);
         let done = match plan.step.kv() {
+            _ if matches!(plan.step.sb(), Some(SbStep::Run(_))) => shared.sb_counts()[0],
             Some(op) if op.reads() => shared.queries.load(Ordering::Relaxed),
             Some(op) if op.deletes() => shared.deleted(),
             _ => shared.inserted(),
@@ -483,10 +519,13 @@ fn monitor<'a, T>(
 
 /// What the step's threads have done so far.
 fn counts(shared: &Shared) -> Counts {
+    let [events, statements, statement_rows] = shared.sb_counts();
     Counts {
         inserts: shared.inserted(),
         deletes: shared.deleted(),
-        queries: shared.queries.load(Ordering::Relaxed),
+        queries: shared.queries.load(Ordering::Relaxed) + statements,
+        events,
+        statement_rows,
         indexed_rows: shared.indexed_rows.load(Ordering::Relaxed),
         found: shared.found.load(Ordering::Relaxed),
         errors: shared.errors.load(Ordering::Relaxed),
@@ -509,7 +548,7 @@ struct Ran<'a> {
 
 /// Phase 5: the threads joined: what each recorded, and the last end.
 fn join(
-    handles: Vec<ScopedJoinHandle<'_, (Recorded, Instant)>>,
+    handles: Vec<ScopedJoinHandle<'_, (Vec<Recorded>, Instant)>>,
     shared: &Shared,
     t0: Instant,
 ) -> (Vec<Recorded>, Instant) {
@@ -517,9 +556,9 @@ fn join(
     let mut recorded = Vec::new();
     for h in handles {
         match h.join() {
-            Ok((rec, end)) => {
+            Ok((recs, end)) => {
                 ended = ended.max(end);
-                recorded.push(rec);
+                recorded.extend(recs);
             }
             Err(_) => {
                 shared.errors.fetch_add(1, Ordering::Relaxed);

@@ -10,9 +10,13 @@
 //! time of `dateandtime` is not regenerated. Where the keys' gaps are unknown
 //! (server keys in a table an earlier run loaded) only counts are checked. The key/value table holds, for a sample of keys, the
 //! value of the step that last wrote each, and as many pairs as distinct keys
-//! were written.
+//! were written. A sysbench table just loaded holds ids 1..=table_size with
+//! the rows the generator regenerates; after the microbenchmarks that write,
+//! as many rows as the load inserted and their inserts and deletes changed
+//! (their updates change rows the generator no longer knows).
 
 use super::kv_state::KvState;
+use super::sysbench::SbState;
 use super::tables::TableState;
 use crate::clock::{Clock, SystemClock};
 use crate::connect::{Bounds, Connector, KV_TABLE};
@@ -20,7 +24,7 @@ use crate::error::Result;
 use crate::gen::{encode_key, KvValues, RowGen};
 use crate::results::StepRow;
 use crate::stop::Stop;
-use crate::workload::{Config, DataMode, Step, VerifyMode};
+use crate::workload::{Config, DataMode, SbStep, Step, VerifyMode};
 use rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::collections::btree_map::{BTreeMap, Entry};
@@ -55,22 +59,53 @@ pub(crate) struct Verify<'a> {
 }
 
 impl Verify<'_> {
+    /// The check `verify` asks for after a write step (None: off).
+    fn check(&self) -> Option<Check> {
+        match self.config.verify {
+            VerifyMode::Off => None,
+            VerifyMode::Full => Some(Check::Full),
+            VerifyMode::Quick => Some(Check::Quick),
+        }
+    }
+
     /// After write step `step` of `tables` (or the key/value table `kv`,
     /// when this run knows it): the check `verify` asks for, its verdict and
     /// time in `row`.
     pub(crate) fn after_step(&self, step: Step, tables: &[TableState], kv: Option<&KvState>, row: &mut StepRow) {
+        let Some(check) = self.check() else { return };
         let c = self.config;
-        let check = match c.verify {
-            VerifyMode::Off => return,
-            VerifyMode::Full => Check::Full,
-            VerifyMode::Quick => Check::Quick,
-        };
         let started = SystemClock.now();
         let checked = match (step, kv) {
             (Step::Kv(_), Some(kv)) => verify_kv(c, self.connector, kv, self.salt, check, self.stop),
             (Step::Kv(_), None) => Ok(None),
             _ => verify_tables(c, self.connector, tables, self.salt, check, self.stop),
         };
+        self.record(checked, started, row);
+    }
+
+    /// After sysbench write step `step`: the load's rows sampled against the
+    /// generator (and counted when `verify = "full"`); a microbenchmark's
+    /// tables counted when `verify = "full"` (else at the run's end).
+    pub(crate) fn after_sb_step(&self, step: SbStep, state: &SbState, row: &mut StepRow) {
+        let Some(check) = self.check() else { return };
+        let check = match (step, check) {
+            (SbStep::Load, check) => check,
+            (_, Check::Full) => Check::Count,
+            _ => return,
+        };
+        let started = SystemClock.now();
+        let checked = verify_sb(self.config, self.connector, state, self.salt, check, self.stop);
+        self.record(checked, started, row);
+    }
+
+    /// A verification's verdict and time in `row`.
+    fn record(
+        &self,
+        checked: Result<Option<std::result::Result<(), String>>>,
+        started: std::time::Instant,
+        row: &mut StepRow,
+    ) {
+        let c = self.config;
         row.verify_s = Some(SystemClock.now().saturating_duration_since(started).as_secs_f64());
         match checked {
             Ok(None) => {}
@@ -256,4 +291,71 @@ pub(crate) fn verify_kv(
         }
     }
     Ok(Some(Ok(())))
+}
+
+/// Checks the sysbench tables: when counting, each holds the rows the run
+/// counted; when sampling (just loaded), ids 1 and table_size and
+/// `verify_sample` more hold the generator's k, c and pad. `Ok(None)`: not
+/// checked (a database that keeps nothing, or tables an earlier run loaded).
+pub(crate) fn verify_sb(
+    config: &Config,
+    connector: &dyn Connector,
+    state: &SbState,
+    salt: u64,
+    check: Check,
+    stop: &Stop,
+) -> Result<Option<std::result::Result<(), String>>> {
+    if !connector.stores_data() || state.total().is_none() {
+        return Ok(None);
+    }
+    let mut session = connector.sb_session()?;
+    let interrupt = session.interrupter();
+    let mut problems = Vec::new();
+    for table in 1..=config.tables {
+        let name = crate::connect::sb_table_name(table);
+        let rows = state.rows(table).unwrap_or(0);
+        let found = stop.guard(interrupt.as_ref(), || session.sb_bounds(table, check.counts()))?;
+        if check.counts() && found.count != Some(rows) {
+            problems.push(format!("{name}: expected {rows} rows, found {:?}", found.count));
+            continue;
+        }
+        if !check.samples() {
+            continue;
+        }
+        let n = config.table_size;
+        if (found.min, found.max) != (Some(1), Some(n)) {
+            problems.push(format!(
+                "{name}: expected ids 1 to {n}, found {:?} to {:?}",
+                found.min, found.max
+            ));
+            continue;
+        }
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(config.seed ^ salt ^ (table as u64).rotate_left(32));
+        let mut ids: Vec<u64> = (0..config.verify_sample).map(|_| 1 + rng.next_u64() % n).collect();
+        ids.extend([1, n]);
+        ids.sort_unstable();
+        ids.dedup();
+        let stored = stop.guard(interrupt.as_ref(), || session.sb_rows(table, &ids))?;
+        if stored.len() != ids.len() {
+            problems.push(format!("{name}: {} of {} sampled ids found", stored.len(), ids.len()));
+            continue;
+        }
+        let generator = config.sb_rows(table)?;
+        for row in stored {
+            let want = generator.row(row.id)?;
+            let (c, pad) = (String::from_utf8_lossy(want.c(0)), String::from_utf8_lossy(want.pad(0)));
+            if row.k != want.k[0] as i64 || row.c != c || row.pad != pad {
+                problems.push(format!(
+                    "{name}: id {} is (k {}, c {}, pad {}), expected (k {}, c {c}, pad {pad})",
+                    row.id, row.k, row.c, row.pad, want.k[0]
+                ));
+                break;
+            }
+        }
+    }
+    Ok(Some(if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("; "))
+    }))
 }

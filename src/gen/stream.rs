@@ -46,6 +46,10 @@ pub enum Purpose {
     /// The pool key/value values are sliced from (`value_source = "pool"`),
     /// and the offsets' hash key.
     KvValuePool = 10,
+    /// The sysbench tables' `c` and `pad`.
+    SbRow = 11,
+    /// What the sysbench events bind: tables, ids, new values.
+    SbEvent = 12,
 }
 
 /// A deterministic random stream named by `(seed, table, purpose)`.

@@ -54,8 +54,13 @@ pub enum Op {
     Query,
     /// Creating the secondary indexes of one table.
     CreateIndex,
-    /// A key/value flush or compaction wait.
+    /// A key/value flush or compaction wait; a pause's maintenance.
     Maintenance,
+    /// A sysbench event: one transaction's statements, BEGIN to COMMIT (or
+    /// one autocommit statement).
+    Event,
+    /// One statement of a sysbench event (BEGIN and COMMIT too).
+    Statement,
 }
 
 impl Op {
@@ -67,6 +72,8 @@ impl Op {
             Op::Query => "query",
             Op::CreateIndex => "create_index",
             Op::Maintenance => "maintenance",
+            Op::Event => "event",
+            Op::Statement => "statement",
         }
     }
 }

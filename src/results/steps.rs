@@ -14,7 +14,7 @@ pub const PERCENTILES: [(f64, &str); 5] = [
 ];
 
 /// Operations that get percentile columns in `steps`.
-pub const STEP_OPS: [Op; 3] = [Op::Insert, Op::Delete, Op::Query];
+pub const STEP_OPS: [Op; 5] = [Op::Insert, Op::Delete, Op::Query, Op::Event, Op::Statement];
 
 /// Operations that can be paced, with schedule-lag columns in `steps`.
 pub const PACED_OPS: [Op; 2] = [Op::Insert, Op::Delete];
@@ -65,8 +65,13 @@ pub struct StepRow {
     pub inserts: u64,
     /// Rows deleted.
     pub deletes: u64,
-    /// Queries run.
+    /// Queries run; in a sysbench step, its statements (BEGIN and COMMIT
+    /// included, as sysbench's `queries:` counts them).
     pub queries: u64,
+    /// sysbench steps: events (sysbench's transactions) run.
+    pub events: Option<u64>,
+    /// sysbench steps: rows the statements returned or changed.
+    pub statement_rows: Option<u64>,
     /// Rows indexed (l.x only).
     pub indexed_rows: Option<u64>,
     /// Target background insert rate of a q step (clients × rate).
@@ -129,9 +134,13 @@ impl StepRow {
     pub fn dps(&self) -> f64 {
         self.rate(self.deletes)
     }
-    /// Queries per second.
+    /// Queries per second (a sysbench step's statements per second: its QPS).
     pub fn qps(&self) -> f64 {
         self.rate(self.queries)
+    }
+    /// sysbench events per second.
+    pub fn eps(&self) -> Option<f64> {
+        self.events.map(|n| self.rate(n))
     }
     /// True when the step ran its course.
     pub fn ok(&self) -> bool {
@@ -227,6 +236,9 @@ pub(crate) fn columns() -> Vec<Column<StepRow>> {
         col!("live_rows_max", u64, |s: &StepRow| s.live_rows_max),
         col!("verify", str?, |s: &StepRow| s.verify.as_deref()),
         col!("verify_s", f64?, |s: &StepRow| s.verify_s),
+        col!("events", u64?, |s: &StepRow| s.events),
+        col!("eps", f64?, |s: &StepRow| s.eps()),
+        col!("statement_rows", u64?, |s: &StepRow| s.statement_rows),
     ]);
     for op in PACED_OPS {
         for (i, (_, stat)) in LAG_STATS.iter().enumerate() {

@@ -213,11 +213,28 @@ pub struct StepList(pub Vec<Step>);
 impl std::str::FromStr for StepList {
     type Err = String;
     fn from_str(text: &str) -> std::result::Result<StepList, String> {
-        text.split(',')
-            .map(str::parse)
-            .collect::<std::result::Result<_, _>>()
-            .map(StepList)
+        steps_named(text.split(',')).map(StepList)
     }
+}
+
+/// The steps `names` name, a suite's name (`sysbench`, `sysbench-long`)
+/// standing for its steps.
+fn steps_named<'a>(names: impl IntoIterator<Item = &'a str>) -> std::result::Result<Vec<Step>, String> {
+    let mut steps = Vec::new();
+    for name in names {
+        match super::sysbench::SUITE_ALIASES
+            .iter()
+            .find(|(alias, _)| *alias == name.trim())
+        {
+            Some((_, suite)) => {
+                for step in suite.iter() {
+                    steps.push(step.parse()?);
+                }
+            }
+            None => steps.push(name.parse()?),
+        }
+    }
+    Ok(steps)
 }
 
 impl super::params::Param for Vec<Step> {
@@ -228,10 +245,11 @@ impl super::params::Param for Vec<Step> {
     fn from_json(value: serde_json::Value) -> std::result::Result<Self, String> {
         match value {
             serde_json::Value::String(text) => text.parse::<StepList>().map(|s| s.0),
-            v => super::params::deserialized::<Vec<String>>(v)?
-                .iter()
-                .map(|s| s.parse())
-                .collect(),
+            v => steps_named(
+                super::params::deserialized::<Vec<String>>(v)?
+                    .iter()
+                    .map(String::as_str),
+            ),
         }
     }
 }

@@ -8,6 +8,7 @@ use super::choices::{
 use super::params::{at_least, params, positive, within};
 use super::presets;
 use super::step::{QueryKind, Step};
+use super::sysbench::SbStep;
 use crate::error::{Error, Result};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -35,7 +36,8 @@ params! {
 
     /// The preset the other values start from: quick, small-1, small-4,
     /// large-12-cpu, large-12-io (the Insert Benchmark), kv-quick or
-    /// universal-compression (key/value steps).
+    /// universal-compression (key/value steps), sysbench-quick,
+    /// sysbench-small, sysbench-large-cpu or sysbench-large-io (the sysbench suite).
     #[arg(long)]
     preset: String = "quick".into();
 
@@ -43,7 +45,10 @@ params! {
     /// or fillseq,fillrandom,filluniquerandom,overwrite,overwritesome,overwriteandwait,
     /// readrandom,seekrandom,readwhilewriting,readseq,readreverse,multireadrandom,
     /// fwdrange,revrange,updaterandom,mergerandom,deleterandom,deleteseq,flush,
-    /// waitforcompaction (default: the preset's).
+    /// waitforcompaction, or sysbench's load,create-index,postwrite and
+    /// microbenchmarks by their published names (point-query,
+    /// read-only_range=10, ...; `sysbench` and `sysbench-long` name the
+    /// whole suites) (default: the preset's).
     #[arg(long)]
     steps: Vec<Step> = super::step::standard_steps();
 
@@ -324,6 +329,70 @@ params! {
     /// DSN's for every step.
     #[arg(long, value_name = "STEP:OPTIONS")]
     step_options: BTreeMap<String, String> = BTreeMap::new();
+
+    /// sysbench steps: the tables, sbtest1 .. sbtestN.
+    #[arg(long)]
+    tables: u32 = 1, check = within(1, 100_000);
+
+    /// sysbench steps: rows per table (ids 1 .. table_size).
+    #[arg(long)]
+    table_size: u64 = 10_000, check = within(1, i32::MAX as u64);
+
+    /// sysbench steps: seconds each microbenchmark that reads runs (and
+    /// write-only, as the published scripts run it).
+    #[arg(long)]
+    read_seconds: f64 = 1.0, check = positive;
+
+    /// sysbench steps: seconds each update, read-write and delete runs.
+    #[arg(long)]
+    write_seconds: f64 = 1.0, check = positive;
+
+    /// sysbench steps: seconds insert runs.
+    #[arg(long)]
+    insert_seconds: f64 = 1.0, check = positive;
+
+    /// sysbench steps: seconds the scan warm-ups (scan.warm, scan.warmpre) run.
+    #[arg(long)]
+    scan_warm_seconds: f64 = 1.0, check = positive;
+
+    /// sysbench steps: seconds each client runs events before a
+    /// microbenchmark's measured span starts (sysbench's --warmup-time; the
+    /// published runs use 5).
+    #[arg(long)]
+    warmup_seconds: f64 = 0.0,
+        check = |&v: &f64| if v.is_finite() && v >= 0.0 { Ok(()) } else { Err(format!("must be ≥ 0, got {v}")) };
+
+    /// sysbench steps: connections that load the tables and build their
+    /// indexes, each its share of the tables (sysbench prepare as the
+    /// published scripts run it: one).
+    #[arg(long)]
+    load_connections: u32 = 1, check = within(1, 1024);
+
+    /// sysbench steps: how long each postwrite pause lasts, maintenance
+    /// included; default min(1200, 60 + M/10^6) for the M rows of all tables.
+    #[arg(long)]
+    postwrite_seconds: Option<f64> = Some(1.0);
+
+    /// sysbench steps: the distribution of k at load, over [1, table_size]:
+    /// uniform (sysbench 1.1's default), zipfian or latest.
+    #[arg(long)]
+    k_distribution: Distribution = Distribution::Uniform;
+
+    /// sysbench steps: the distribution of the ids events pick, over [1,
+    /// table_size]: uniform (sysbench 1.1's default), zipfian or latest.
+    #[arg(long)]
+    id_distribution: Distribution = Distribution::Uniform;
+
+    /// sysbench steps: the exponent of update-zipf's ids and of a zipfian
+    /// k or id distribution (sysbench's --rand-zipfian-exp).
+    #[arg(long)]
+    rand_zipfian_exp: f64 = 0.8, check = positive;
+
+    /// sysbench steps: events per second, all clients together (sysbench's
+    /// --rate), each client on an open-loop schedule of its share: response
+    /// times count from each event's intended start. None: as fast as possible.
+    #[arg(long)]
+    events_per_second: Option<f64> = None, check = positive;
 }
 
 /// `writes`, `reads`, ...: when given, at least 1.
@@ -422,6 +491,13 @@ impl Config {
         }
     }
 
+    /// A postwrite pause's length in seconds: `postwrite_seconds`, else the
+    /// published scripts' min(1200, 60 + M / 10⁶) for the M rows of all tables.
+    pub fn postwrite(&self) -> f64 {
+        let rows = self.table_size as f64 * self.tables as f64;
+        self.postwrite_seconds.unwrap_or((60.0 + rows / 1e6).min(1200.0))
+    }
+
     /// The wait step's length in seconds: `wait_seconds`, else the
     /// reference's X = min(1200, 60 + M / 10⁶) for the M rows l.i0 loads in
     /// all (every client's).
@@ -456,6 +532,15 @@ impl Config {
                 return Err(Error::config(param!(wait_seconds), format!("must be ≥ 0, got {w}")));
             }
         }
+        if let Some(w) = self.postwrite_seconds {
+            if !(w.is_finite() && w >= 0.0) {
+                return Err(Error::config(
+                    param!(postwrite_seconds),
+                    format!("must be ≥ 0, got {w}"),
+                ));
+            }
+        }
+        self.check_sysbench_order()?;
         let [min, max] = self.data_length;
         crate::gen::Length::Uniform { min, max }.check(param!(data_length))?;
         crate::gen::Compressible::new(self.ratio, crate::gen::Alphabet::Text, param!(ratio))?;
@@ -480,6 +565,34 @@ impl Config {
                 return Err(Error::config(
                     param!(steps),
                     format!("{s} appears twice; results are keyed by step name"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The sysbench steps' data phase in order: the load before the index
+    /// on k, the index before the microbenchmarks that read it.
+    fn check_sysbench_order(&self) -> Result<()> {
+        let at = |wanted: SbStep| self.steps.iter().position(|s| s.sb() == Some(wanted));
+        let (load, index) = (at(SbStep::Load), at(SbStep::CreateIndex));
+        let refuse = |message: String| Err(Error::config(param!(steps), message));
+        if let (Some(load), Some(index)) = (load, index) {
+            if index < load {
+                return refuse(
+                    "create-index runs before load, which creates the tables anew: put it after load".into(),
+                );
+            }
+        }
+        let Some(load) = load else { return Ok(()) };
+        for (i, step) in self.steps.iter().enumerate().skip(load + 1) {
+            let needs = step
+                .sb()
+                .and_then(SbStep::microbenchmark)
+                .is_some_and(|m| m.test.needs_k_index());
+            if needs && index.is_none_or(|x| x > i) {
+                return refuse(format!(
+                    "{step} reads the index on k, which load leaves out: run create-index after load and before {step}"
                 ));
             }
         }
@@ -574,8 +687,8 @@ impl Config {
         self.steps.iter().all(|s| s.kv().is_some())
     }
 
-    /// The number of tables.
-    pub fn tables(&self) -> u32 {
+    /// The number of the Insert Benchmark's tables (pi1, ...).
+    pub fn ib_tables(&self) -> u32 {
         if self.shared_table {
             1
         } else {

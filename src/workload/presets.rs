@@ -7,7 +7,7 @@ use super::step::Step;
 use crate::error::{Error, Result};
 
 /// The preset names, smallest first.
-pub const PRESETS: [&str; 7] = [
+pub const PRESETS: [&str; 11] = [
     "quick",
     "small-1",
     "small-4",
@@ -15,6 +15,10 @@ pub const PRESETS: [&str; 7] = [
     "large-12-io",
     "kv-quick",
     "universal-compression",
+    "sysbench-quick",
+    "sysbench-small",
+    "sysbench-large-cpu",
+    "sysbench-large-io",
 ];
 
 /// The db_bench flags benchmark.sh passes per step, where they differ from
@@ -38,6 +42,10 @@ pub fn overrides(name: &str) -> Result<Overrides> {
         "large-12-io" => published(12, 300_000_000, 4_000_000, 1_000_000),
         "kv-quick" => kv_quick(),
         "universal-compression" => universal_compression(),
+        "sysbench-quick" => sysbench_quick(),
+        "sysbench-small" => sysbench_published(1, 1, 50_000_000),
+        "sysbench-large-cpu" => sysbench_published(40, 8, 10_000_000),
+        "sysbench-large-io" => sysbench_published(40, 8, 250_000_000),
         _ => {
             return Err(Error::config(
                 super::param!(preset),
@@ -107,6 +115,35 @@ fn universal_compression() -> Overrides {
             "waitforcompaction",
             "overwriteandwait",
         ])),
+        ..Overrides::default()
+    }
+}
+
+/// `sysbench-quick`: the whole current suite on one small table, a second
+/// per microbenchmark and per pause.
+fn sysbench_quick() -> Overrides {
+    Overrides {
+        steps: Some(steps(&super::sysbench::SUITE)),
+        ..Overrides::default()
+    }
+}
+
+/// The sysbench suite at the published sizes (research/sysbench.md §3):
+/// `clients` connections on `tables` tables of `rows` rows; reads 600 s,
+/// writes and inserts 900 s, the scan warm-ups 60 s, a 5-s warm-up before
+/// each, the pauses' published length.
+fn sysbench_published(clients: u32, tables: u32, rows: u64) -> Overrides {
+    Overrides {
+        steps: Some(steps(&super::sysbench::SUITE)),
+        clients: Some(clients),
+        tables: Some(tables),
+        table_size: Some(rows),
+        read_seconds: Some(600.0),
+        write_seconds: Some(900.0),
+        insert_seconds: Some(900.0),
+        scan_warm_seconds: Some(60.0),
+        warmup_seconds: Some(5.0),
+        postwrite_seconds: Some(None),
         ..Overrides::default()
     }
 }

@@ -1,5 +1,7 @@
-//! The Insert Benchmark's steps.
+//! The steps of every family: the Insert Benchmark's, db_bench's key/value
+//! steps, and the sysbench suite's (`sysbench.rs`).
 
+use super::sysbench::{self, SbStep};
 use crate::error::{Error, Result};
 use std::fmt;
 
@@ -35,6 +37,8 @@ pub enum Step {
     },
     /// A db_bench-style key/value step (reference.md §2).
     Kv(KvOp),
+    /// A step of the sysbench suite (research/sysbench.md).
+    Sysbench(SbStep),
 }
 
 /// The key/value steps, named as in db_bench.
@@ -204,8 +208,22 @@ impl Step {
         match self {
             Step::CreateIndexes | Step::Wait => false,
             Step::Kv(op) => op.writes(),
+            Step::Sysbench(s) => s.writes(),
             _ => true,
         }
+    }
+
+    /// The sysbench step, if this is one.
+    pub fn sb(&self) -> Option<SbStep> {
+        match self {
+            Step::Sysbench(s) => Some(*s),
+            _ => None,
+        }
+    }
+
+    /// True for the Insert Benchmark's steps (their tables are `pi1`, ...).
+    pub fn insert_benchmark(&self) -> bool {
+        !matches!(self, Step::Kv(_) | Step::Sysbench(_))
     }
 
     /// The key/value step, if this is one.
@@ -241,7 +259,7 @@ impl super::Config {
                 self.rows_per_commit_q,
                 Some(rate),
             ),
-            Step::CreateIndexes | Step::Wait | Step::Kv(_) => return None,
+            Step::CreateIndexes | Step::Wait | Step::Kv(_) | Step::Sysbench(_) => return None,
         };
         Some(Writes {
             rows,
@@ -258,8 +276,9 @@ impl super::Config {
 
 fn unknown(name: &str) -> String {
     format!(
-        "unknown step {name:?}; expected l.i0, l.x, l.i1, l.i2, wait, qrN or qpN (N rows/s, e.g. qr100), or a key/value step: {}",
-        KvOp::ALL.map(|k| k.name()).join(", ")
+        "unknown step {name:?}; expected l.i0, l.x, l.i1, l.i2, wait, qrN or qpN (N rows/s, e.g. qr100), a key/value step ({}), or a sysbench step (load, create-index, postwrite[.N], or a microbenchmark: {}, with .pre or .warm and _range=N where it takes a size; `sysbench` and `sysbench-long` name the whole suites)",
+        KvOp::ALL.map(|k| k.name()).join(", "),
+        sysbench::SbTest::ALL.map(|t| t.name()).join(", ")
     )
 }
 
@@ -274,7 +293,10 @@ impl std::str::FromStr for Step {
             "wait" => Step::Wait,
             name => match KvOp::ALL.iter().find(|k| k.name() == name) {
                 Some(&op) => Step::Kv(op),
-                None => query_step(name)?,
+                None => match sysbench::parse(name) {
+                    Some(sb) => Step::Sysbench(sb?),
+                    None => query_step(name)?,
+                },
             },
         };
         Ok(step)
@@ -325,6 +347,7 @@ impl fmt::Display for Step {
                 rate,
             } => write!(f, "qp{rate}"),
             Step::Kv(op) => f.write_str(op.name()),
+            Step::Sysbench(s) => s.fmt(f),
         }
     }
 }

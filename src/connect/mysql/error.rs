@@ -5,10 +5,15 @@ use super::wire::WireError;
 use crate::error::{DbErrorKind, Error};
 
 /// Error numbers with a kind of their own; any other is `Other`.
-const KINDS: [(u16, DbErrorKind); 9] = [
-    // ER_LOCK_DEADLOCK, ER_LOCK_WAIT_TIMEOUT: the transaction can be retried.
+const KINDS: [(u16, DbErrorKind); 11] = [
+    // ER_LOCK_DEADLOCK, ER_LOCK_WAIT_TIMEOUT, ER_CHECKREAD (a record changed
+    // since read): the transaction can be retried (sysbench's default
+    // --mysql-ignore-errors).
     (1213, DbErrorKind::Retryable),
     (1205, DbErrorKind::Retryable),
+    (1020, DbErrorKind::Retryable),
+    // ER_DUP_ENTRY.
+    (1062, DbErrorKind::DuplicateKey),
     // ER_SPECIFIC_ACCESS_DENIED_ERROR (SUPER and the like), ER_TABLEACCESS_DENIED_ERROR,
     // ER_DBACCESS_DENIED_ERROR, ER_PROCACCESS_DENIED_ERROR: skipped by maintenance.
     (1227, DbErrorKind::Privilege),

@@ -20,6 +20,7 @@ mod options;
 mod rocksdb_log;
 mod session;
 mod stats;
+mod sysbench;
 mod wire;
 
 use super::dsn::Password;
@@ -372,6 +373,9 @@ impl Connector for MysqlConnector {
         self.spec = spec;
     }
     fn kv_session(&self) -> Result<Box<dyn KvSession>> {
+        Ok(Box::new(self.open_session()?))
+    }
+    fn sb_session(&self) -> Result<Box<dyn crate::connect::SbSession>> {
         Ok(Box::new(self.open_session()?))
     }
     fn counters(&self, _tables: &[String]) -> Result<Option<Box<dyn ServerCounters>>> {

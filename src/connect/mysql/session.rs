@@ -43,6 +43,8 @@ pub(crate) struct MysqlSession {
     pub(super) active_compactions: Option<bool>,
     /// MyRocks on this host: its RocksDB event log.
     pub(super) rocksdb_log: Option<super::rocksdb_log::EventLog>,
+    /// The sysbench steps' statements.
+    pub(super) sb: super::sysbench::SbStatements,
 }
 
 /// A DATETIME read as text (`YYYY-MM-DD HH:MM:SS[.ffffff]`) as Unix microseconds (UTC); `i64::MIN` if not one.
@@ -100,6 +102,7 @@ impl MysqlSession {
             target,
             active_compactions: None,
             rocksdb_log: None,
+            sb: Default::default(),
         }
     }
 

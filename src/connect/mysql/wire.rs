@@ -436,6 +436,8 @@ impl Wire {
     /// A command's first packet: the payload, its first byte `command`.
     fn command(&mut self, command: u8) -> &mut Vec<u8> {
         self.seq = 0;
+        // What the last command changed is this command's to say.
+        self.last = Done::default();
         let out = self.payload();
         out.push(command);
         out

@@ -33,6 +33,7 @@
 mod kv;
 mod options;
 mod session;
+mod sysbench;
 
 use crate::connect::{Connector, KvSession, Session, Sizes};
 use crate::error::{Error, Result};
@@ -90,6 +91,9 @@ impl Connector for NullConnector {
     fn kv_session(&self) -> Result<Box<dyn KvSession>> {
         Ok(Box::new(self.open_session()?))
     }
+    fn sb_session(&self) -> Result<Box<dyn crate::connect::SbSession>> {
+        Ok(Box::new(self.open_session()?))
+    }
     fn stores_data(&self) -> bool {
         false
     }
@@ -140,6 +144,7 @@ impl NullConnector {
             simulated: o.simulated,
             // Each session its own stream; `seed` picks another set of them.
             rng: Xoshiro256PlusPlus::seed_from_u64(n ^ o.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15)),
+            sb: Default::default(),
         })
     }
 }

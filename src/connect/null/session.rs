@@ -27,6 +27,8 @@ pub(super) struct NullSession {
     /// `time=simulated`.
     pub(super) simulated: bool,
     pub(super) rng: Xoshiro256PlusPlus,
+    /// The sysbench steps' statements.
+    pub(super) sb: super::sysbench::SbStatements,
 }
 
 /// Waits until `deadline`: sleeps while far from it, then spins, so injected

@@ -5,7 +5,7 @@ use super::wire::WireError;
 use crate::error::{DbErrorKind, Error};
 
 /// SQLSTATEs with a kind of their own; any other is `Other`.
-const KINDS: [(&str, DbErrorKind); 4] = [
+const KINDS: [(&str, DbErrorKind); 5] = [
     // deadlock_detected, serialization_failure: the transaction can be retried.
     ("40P01", DbErrorKind::Retryable),
     ("40001", DbErrorKind::Retryable),
@@ -13,6 +13,8 @@ const KINDS: [(&str, DbErrorKind); 4] = [
     ("42501", DbErrorKind::Privilege),
     // query_canceled: a cancel request (a stop).
     ("57014", DbErrorKind::Canceled),
+    // unique_violation.
+    ("23505", DbErrorKind::DuplicateKey),
 ];
 
 /// The kind of SQLSTATE `code` (none: a client's error).
@@ -45,7 +47,8 @@ mod tests {
         assert_eq!(kind(Some("40P01")), DbErrorKind::Retryable);
         assert_eq!(kind(Some("42501")), DbErrorKind::Privilege);
         assert_eq!(kind(Some("57014")), DbErrorKind::Canceled);
-        assert_eq!(kind(Some("23505")), DbErrorKind::Other);
+        assert_eq!(kind(Some("23505")), DbErrorKind::DuplicateKey);
+        assert_eq!(kind(Some("23503")), DbErrorKind::Other);
         assert_eq!(kind(None), DbErrorKind::Other);
         let e = wire_err(
             "t",

@@ -18,6 +18,7 @@ mod maintain;
 mod options;
 mod session;
 mod stats;
+mod sysbench;
 mod tls;
 mod wire;
 
@@ -82,6 +83,7 @@ impl PostgresConnector {
             writes: Default::default(),
             next_key: None,
             reference_queries: None,
+            sb: Default::default(),
         })
     }
 }
@@ -146,6 +148,9 @@ impl Connector for PostgresConnector {
         self.spec = spec;
     }
     fn kv_session(&self) -> Result<Box<dyn KvSession>> {
+        Ok(Box::new(self.open_session()?))
+    }
+    fn sb_session(&self) -> Result<Box<dyn crate::connect::SbSession>> {
         Ok(Box::new(self.open_session()?))
     }
     fn counters(&self, tables: &[String]) -> Result<Option<Box<dyn ServerCounters>>> {

@@ -35,6 +35,8 @@ pub(crate) struct PostgresSession {
     pub(super) next_key: Option<u64>,
     /// The table whose reference queries this session has PREPAREd.
     pub(super) reference_queries: Option<String>,
+    /// The sysbench steps' statements.
+    pub(super) sb: super::sysbench::SbStatements,
 }
 
 /// `sql`, prepared once per session (cached by its text). Apart from the

@@ -2,7 +2,11 @@
 //! for the database, `pg_stat_bgwriter`, `pg_stat_checkpointer` (17+) and
 //! `pg_stat_wal` (14+) for the server, `pg_stat_user_tables` and
 //! `pg_statio_user_tables` for the benchmark's tables; gauges of dead
-//! tuples, WAL written, checkpoints and autovacuum workers.
+//! tuples, WAL written, checkpoints and autovacuum workers. Where the
+//! database has `pg_stat_statements` (loaded at the server's start and
+//! created in the database), the statements' calls and rows by their first
+//! word (select, update, begin, commit, ...): what a sysbench event runs,
+//! as the server counts it.
 //!
 //! Each view is read with the simple query protocol, whose values are
 //! text: every numeric column becomes a counter, whatever the version adds.
@@ -31,6 +35,8 @@ pub(super) struct PostgresStats {
     tables: String,
     /// The server-wide views this server has.
     views: Vec<&'static str>,
+    /// Whether `pg_stat_statements` can be read in this database.
+    statements: bool,
 }
 
 /// A row of a simple query: (column, value as text) pairs.
@@ -54,13 +60,47 @@ impl PostgresStats {
                 views.push(view);
             }
         }
+        // Readable only when loaded at start and created here: tried, not assumed.
+        let statements = client.simple_query("SELECT 1 FROM pg_stat_statements LIMIT 1").is_ok();
         Ok(PostgresStats {
             client,
             target,
             sessions,
             tables: names.join(", "),
             views,
+            statements,
         })
+    }
+
+    /// `pg_stat_statements`' calls and rows by the statements' first word,
+    /// this database's, the counter reader's own and ibench's catalog
+    /// queries (they name `pg_`) left out. The usual kinds are there from
+    /// the start (at 0), so a step's delta counts the first of a kind.
+    fn statement_counts(&mut self, out: &mut Vec<Counter>) -> Result<()> {
+        const KINDS: [&str; 6] = ["select", "insert", "update", "delete", "begin", "commit"];
+        let mut totals: std::collections::BTreeMap<String, [f64; 2]> =
+            KINDS.iter().map(|k| (k.to_string(), [0.0; 2])).collect();
+        let sql = "SELECT lower(split_part(btrim(query), ' ', 1)) AS kind, sum(calls)::bigint AS calls, sum(rows)::bigint AS rows
+             FROM pg_stat_statements
+             WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query !~* 'pg_'
+             GROUP BY 1";
+        for row in self.rows(sql)? {
+            let value = |name: &str| {
+                row.iter()
+                    .find(|(c, _)| c == name)
+                    .and_then(|(_, v)| v.as_deref())
+                    .and_then(number)
+            };
+            let Some(kind) = row.iter().find(|(c, _)| c == "kind").and_then(|(_, v)| v.clone()) else {
+                continue;
+            };
+            totals.insert(kind, [value("calls").unwrap_or(0.0), value("rows").unwrap_or(0.0)]);
+        }
+        for (kind, [calls, rows]) in totals {
+            out.push(Counter::number("pg_stat_statements", format!("{kind}.calls"), calls));
+            out.push(Counter::number("pg_stat_statements", format!("{kind}.rows"), rows));
+        }
+        Ok(())
     }
 
     /// The rows of `sql`, each as (column, text) pairs.
@@ -143,6 +183,9 @@ impl ServerCounters for PostgresStats {
         for view in ["pg_stat_user_tables", "pg_statio_user_tables"] {
             let sql = format!("SELECT * FROM {view} WHERE relname IN ({tables}) AND schemaname = current_schema()");
             self.numeric(view, &sql, Some("relname"), &mut out)?;
+        }
+        if self.statements {
+            self.statement_counts(&mut out)?;
         }
         Ok(out)
     }

@@ -121,6 +121,11 @@ impl Statement {
     pub(crate) fn columns(&self) -> &[Type] {
         &self.columns
     }
+
+    /// The parameters' types, as the server inferred them.
+    pub(crate) fn param_types(&self) -> &[Type] {
+        &self.params
+    }
 }
 
 /// What a cancel request needs: where the server is and the backend's key.
@@ -680,6 +685,14 @@ impl Wire {
             Ok(())
         })?;
         Ok(SimpleResult { rows, affected })
+    }
+
+    /// Runs `sql` (simple protocol): the rows its last command tag counts
+    /// (rows returned or changed), the rows themselves not decoded.
+    pub(crate) fn simple_count(&mut self, sql: &str) -> WireResult<u64> {
+        frontend::query(sql, &mut self.out)?;
+        self.send()?;
+        self.results(|_| Ok(()))
     }
 
     /// Runs `sql` (simple protocol), ignoring what it returns.

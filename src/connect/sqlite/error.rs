@@ -1,5 +1,8 @@
 //! SQLite's errors as ibench's: the one table of kinds (an interrupted
-//! statement is a cancelled one; nothing else has a kind of its own).
+//! statement is a cancelled one; a busy database, which SQLite reports at
+//! once where waiting could not help (a read transaction that must write
+//! after another connection wrote), a transaction to run again; a unique
+//! key already holding the value, a duplicate key).
 
 use crate::error::{DbErrorKind, Error};
 
@@ -7,6 +10,8 @@ use crate::error::{DbErrorKind, Error};
 fn kind(code: Option<rusqlite::ErrorCode>) -> DbErrorKind {
     match code {
         Some(rusqlite::ErrorCode::OperationInterrupted) => DbErrorKind::Canceled,
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => DbErrorKind::Retryable,
+        Some(rusqlite::ErrorCode::ConstraintViolation) => DbErrorKind::DuplicateKey,
         _ => DbErrorKind::Other,
     }
 }

@@ -17,6 +17,7 @@ mod maintain;
 mod options;
 mod session;
 mod stats;
+mod sysbench;
 
 use crate::connect::{Connector, KvSession, ServerCounters, Session, SessionSpec, Sizes};
 use crate::error::Result;
@@ -147,6 +148,9 @@ impl Connector for SqliteConnector {
         Ok(out)
     }
     fn kv_session(&self) -> Result<Box<dyn KvSession>> {
+        Ok(Box::new(self.open_session()?))
+    }
+    fn sb_session(&self) -> Result<Box<dyn crate::connect::SbSession>> {
         Ok(Box::new(self.open_session()?))
     }
     fn counters(&self, _tables: &[String]) -> Result<Option<Box<dyn ServerCounters>>> {

@@ -45,7 +45,9 @@ pub(super) struct SqliteSession {
     pub(super) conn: Conn,
     pub(super) target: String,
     pub(super) sql: SessionSql,
-    spec: SessionSpec,
+    pub(super) spec: SessionSpec,
+    /// The sysbench steps' statements.
+    pub(super) sb: super::sysbench::SbStatements,
     /// The insert statements of the current table, by rows.
     inserts: (String, std::collections::HashMap<usize, String>),
     pub(super) interrupt: Interrupter,
@@ -94,6 +96,7 @@ impl SqliteSession {
             target,
             sql: SessionSql::new(Dialect::Sqlite),
             spec,
+            sb: Default::default(),
             inserts: (String::new(), std::collections::HashMap::new()),
             interrupt,
         }
