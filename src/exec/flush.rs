@@ -1,7 +1,9 @@
 //! A running step's results on disk as it goes. At every tick the monitor
 //! takes what the step's threads handed over (so their outboxes hold a
-//! tenth of a second, not `flush_seconds`), and every `flush_seconds` it
-//! writes what they measured since the last write:
+//! tenth of a second, not `flush_seconds`), and at the step's start and
+//! every `flush_seconds` after it writes what they measured since the last
+//! write (so a step killed in its first seconds, a pause in its maintenance
+//! say, still has its row, `killed`):
 //! the intervals they closed (each thread's rows, and the all-clients rows
 //! and histograms of the intervals every thread has closed), the host's
 //! intervals, and a provisional row of the step (its counts and percentiles
@@ -86,7 +88,8 @@ impl Flusher {
     ) -> Flusher {
         Flusher {
             dir: step_dir(&plan.run_dir, &step.to_string()),
-            next_at: t0 + plan.every,
+            // The first write at once: the step has a row from its start.
+            next_at: t0,
             plan,
             config: config.clone(),
             step,

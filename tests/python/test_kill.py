@@ -90,3 +90,38 @@ def test_a_finished_run_has_no_partial_files_and_no_lock(tmp_path: Path) -> None
     assert not (r.path / PARTIAL).exists()
     assert not (r.path / ".lock").exists()
     assert not is_live(r.path)
+
+
+PAUSES = {
+    # The Insert Benchmark's wait step and the sysbench suite's postwrite pause.
+    "wait": (["--steps", "l.i0,wait", "--rows-l-i0", "1000", "--wait-seconds", "60"], "l.i0"),
+    "postwrite": (["--steps", "load,postwrite", "--table-size", "1000", "--postwrite-seconds", "60"], "load"),
+}
+
+
+@pytest.mark.parametrize("pause", PAUSES)
+def test_a_run_killed_in_a_pause_keeps_a_row_for_the_pause_saying_it_did_not_finish(pause: str, tmp_path: Path) -> None:
+    args, before = PAUSES[pause]
+    # The default flush interval (10 s): the kill comes 2 s into the pause.
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ibench", "run", *args, "--out", str(tmp_path), "--quiet"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not any(ibench.load(run).steps["step"].eq(before).any() for run in tmp_path.glob("*/") if (run / "steps.parquet").exists()):
+            assert time.monotonic() < deadline, f"{before} did not finish"
+            time.sleep(0.1)
+        time.sleep(2)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        proc.kill()
+    (run,) = tmp_path.glob("*/")
+    r = ibench.load(run)
+    assert r.status == "killed"
+    steps = r.steps.set_index("step")
+    assert steps.loc[before, "status"] == "ok"
+    assert pause in steps.index, f"the killed {pause} has a row"
+    assert steps.loc[pause, "status"] == "killed"
