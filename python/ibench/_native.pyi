@@ -1,6 +1,6 @@
 """Type stubs for the native module (checked by mypy's stubtest)."""
 
-from typing import Literal, final
+from typing import Literal, TypedDict, final
 
 import pyarrow as pa
 
@@ -11,6 +11,8 @@ __all__ = [
     "PARAMETERS",
     "PERCENTILES",
     "RunHandle",
+    "SB_LONG_SUITE",
+    "SB_SUITE",
     "ServerProbe",
     "DatabaseError",
     "Error",
@@ -34,6 +36,7 @@ __all__ = [
     "rows",
     "run",
     "step_costs",
+    "sysbench_step",
     "values",
 ]
 __version__: str
@@ -46,6 +49,19 @@ KV_STEPS: list[str]
 KV_WRITE_STEPS: list[str]
 KV_READ_STEPS: list[str]
 KV_DELETE_STEPS: list[str]
+SB_SUITE: list[str]
+SB_LONG_SUITE: list[str]
+
+class _SysbenchStep(TypedDict, total=False):
+    """What the core says of a sysbench step; a microbenchmark has every key."""
+
+    kind: Literal["load", "create-index", "postwrite", "microbenchmark"]
+    test: str
+    group: Literal["point", "range", "range-aggregate", "write"]
+    variant: Literal["", "pre", "warm", "warmpre"]
+    range: int
+    statements_per_event: int
+    trx: bool
 
 class Error(Exception):
     """Base class of every error ibench raises."""
@@ -119,6 +135,7 @@ def flamegraph_diff(
     before: list[tuple[str, int]], after: list[tuple[str, int]], title: str = ..., normalize: bool = False
 ) -> str: ...
 def perf_unavailable() -> str | None: ...
+def sysbench_step(name: str) -> _SysbenchStep | None: ...
 
 @final
 class RunHandle:

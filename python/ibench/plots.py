@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 # No backend is forced (without a display matplotlib falls back to Agg).
 # Figures are made by pyplot, so Jupyter's inline backend can show them, and
@@ -164,13 +164,17 @@ def _error_bars(t: tables.Table, frame: pd.DataFrame, label: object) -> Optional
     return np.vstack([row - low, high - row])
 
 
-def relative_bars(runs: tables.RunsLike, base: Optional[str] = None) -> Figure:
-    """Throughput of each label relative to ``base`` per step, as grouped
-    bars, each with its confidence interval (:func:`ibench.tables.relative`)
-    as an error bar; a ratio that is not significant (its interval contains
-    1.0) is a pale bar."""
+def relative_bars(
+    runs: tables.RunsLike, base: Optional[str] = None, steps: Optional[Sequence[str]] = None
+) -> Figure:
+    """Throughput of each label relative to ``base`` per step (only
+    ``steps`` when given), as grouped bars, each with its confidence
+    interval (:func:`ibench.tables.relative`) as an error bar; a ratio that
+    is not significant (its interval contains 1.0) is a pale bar."""
     t = tables.relative(runs, base)
     frame = t.frame.drop(index=t.frame.index[0] if base is None else base)
+    if steps is not None:
+        frame = frame[[s for s in frame.columns if s in steps]]
     fig, ax = plt.subplots(figsize=(max(6, len(frame.columns)), 4))
     plt.close(fig)
     width = 0.8 / max(1, len(frame.index))
@@ -195,6 +199,65 @@ def relative_bars(runs: tables.RunsLike, base: Optional[str] = None) -> Figure:
     title = f"Throughput relative to {named}{intervals}"
     ax.set(ylabel="throughput / base", title=title)
     ax.legend(loc="best", fontsize="small")
+    fig.tight_layout()
+    return fig
+
+
+def sysbench_relative_bars(runs: tables.RunsLike, base: Optional[str] = None, group: str = "point") -> Figure:
+    """The QPS of each sysbench microbenchmark of ``group`` (one of
+    :data:`ibench.tables.SB_GROUPS`) relative to ``base``, as the published
+    posts chart it: horizontal bars, a row per microbenchmark in run order
+    (top to bottom), a bar per label other than the base, the base at the
+    1.0 line; each bar with its confidence interval
+    (:func:`ibench.tables.sysbench_relative`) as an error bar and its ratio
+    written beside it; a ratio that is not significant (its interval
+    contains 1.0, or it has none) is a pale bar; a microbenchmark that did
+    not run its course has no bar, its status written in its place. The
+    ratios set the scale: an interval wider than the chart is cut at its
+    edge."""
+    loaded = tables._loaded(runs)
+    t = tables.sysbench_relative(loaded, base, group)
+    frame = t.frame.droplevel("group")
+    labels, steps = list(frame.columns), list(frame.index)
+    # Rows a third of an inch per bar: the names stay readable and a dozen microbenchmarks fit a screen.
+    fig, ax = plt.subplots(figsize=(8, 1.3 + 0.3 * len(steps) * max(1, len(labels)) + 0.15 * len(steps)))
+    plt.close(fig)
+    height = 0.8 / len(labels)
+    notes = t.notes.droplevel("group") if t.notes is not None else frame.map(lambda _: None)
+    significant = t.significant.droplevel("group") if t.significant is not None else None
+    low = t.low.droplevel("group") if t.low is not None else frame * float("nan")
+    high = t.high.droplevel("group") if t.high is not None else frame * float("nan")
+    ratios = frame.to_numpy(dtype=float)
+    right = 1.15 * max(1.0, float(np.nanmax(ratios)) if np.isfinite(ratios).any() else 1.0)
+    for i, label in enumerate(labels):
+        y = [row + i * height for row in range(len(steps))]
+        values = frame[label].to_numpy(dtype=float)
+        errors = np.vstack([values - low[label].to_numpy(dtype=float), high[label].to_numpy(dtype=float) - values])
+        bars = ax.barh(y, values, height=height, label=str(label), xerr=errors, capsize=2, error_kw={"elinewidth": 1})
+        for bar, step, value, top in zip(bars, steps, values, high[label].to_numpy(dtype=float)):
+            sig = significant.at[step, label] if significant is not None else pd.NA
+            if pd.isna(sig) or not sig:
+                bar.set_alpha(0.4)
+            note = notes.at[step, label]
+            if isinstance(note, str):
+                ax.text(0.02, bar.get_y() + height / 2, note, fontsize="x-small", color="grey", va="center")
+            elif not np.isnan(value):
+                # At the bar's end, over its error bar: a cut interval has no end to write it after.
+                ax.text(value, bar.get_y() + height / 2, f"{value:.2f}", fontsize="x-small", va="center",
+                        ha="left", bbox={"boxstyle": "square,pad=0.1", "facecolor": "white", "edgecolor": "none"})
+    ax.axvline(1.0, color="black", linewidth=1)
+    ax.set_yticks([row + height * (len(labels) - 1) / 2 for row in range(len(steps))], steps)
+    ax.invert_yaxis()  # run order, top down
+    # The ratios set the scale, not the intervals: two repeats a side can give
+    # an interval 20 times the ratio, which would flatten every bar; such an
+    # interval is cut at the chart's edge.
+    ax.set_xlim(0, right * 1.12)  # room for the ratio written after the longest bar
+    named = base if base is not None else str(tables._steps(loaded)["group"].iloc[0])  # the tables' default
+    intervals = "" if t.low is None else "\nerror bars: 95% interval; pale: not significant"
+    ax.set_title(f"sysbench {tables.SB_GROUPS[group]}: QPS relative to {named}{intervals}", fontsize="medium")
+    ax.set_xlabel("QPS / base")
+    # Beside the axes: the bars reach either edge, a legend inside would cover some.
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
     fig.tight_layout()
     return fig
 

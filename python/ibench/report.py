@@ -21,6 +21,14 @@ Beside each significant ratio of the relative table (its interval excludes
 operation that changed most against the base, and a differential flame
 graph. Each step with CPU profiles (``profile = "perf"``) has a flame graph
 per run, collapsed too. The flame graphs are interactive SVG, embedded.
+
+Runs of the sysbench suite get a section as its published reports: per
+group of microbenchmarks (point queries, range queries without and with
+aggregation, writes) the relative QPS table, its horizontal bars and a
+"why" per significant ratio; the absolute QPS and events/s; the hardware
+efficiency per statement, the load's first. When every step is
+sysbench's, that section opens the page, and the generic tables and each
+step's charts follow collapsed.
 """
 
 from __future__ import annotations
@@ -34,7 +42,7 @@ import multiprocessing as mp
 import os
 import sys
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Callable, Collection, Optional, Sequence
 
 from matplotlib.figure import Figure
 
@@ -57,23 +65,25 @@ def _png(fig: Figure) -> str:
 
 
 def _ops(runs: Sequence[Results], step: str) -> list[str]:
-    """Which of insert and query ran in ``step`` in any of the runs."""
+    """Which of insert, query and statement (sysbench's microbenchmarks)
+    ran in ``step`` in any of the runs."""
     present = set()
     for r in runs:
         present |= set(r.intervals.loc[r.intervals["step"] == step, "op"])
-    return [op for op in ("insert", "query") if op in present]
+    return [op for op in ("insert", "query", "statement") if op in present]
 
 
 def _bucket_ops(runs: Sequence[Results], step: str) -> list[str]:
     """The operations whose response-time buckets the step shows: each of
-    insert, delete and query that any run measured in it (a q step's
-    queries and its background inserts and deletes; a load step's inserts
-    and deletes; none for l.x and wait)."""
+    insert, delete, query and statement that any run measured in it (a q
+    step's queries and its background inserts and deletes; a load step's
+    inserts and deletes; a sysbench microbenchmark's statements; none for
+    l.x and wait)."""
     present = set()
     for r in runs:
         h = r.histograms
         present |= set(h.loc[(h["step"] == step) & (h["time"] == "response"), "op"])
-    return [op for op in ("query", "insert", "delete") if op in present]
+    return [op for op in ("query", "insert", "delete", "statement") if op in present]
 
 
 WHY_ROWS = 15
@@ -125,7 +135,14 @@ def _step_section(runs: Sequence[Results], step: str) -> str:
     if step.startswith("q") and "query" in _ops(runs, step):
         parts.append(_png(plots.latency_distribution(list(runs), step, "query")))
     parts.append(_flamegraphs(runs, step))
-    return "".join(parts) if len(parts) > 1 else ""  # wait, with nothing to chart: no section
+    if len(parts) == 1:
+        return ""  # wait, with nothing to chart: no section
+    if tables._sysbench_kind(step) is not None:
+        # The suite has 42 steps: their charts open would make a page of
+        # some 150 figures around the sysbench section's summary. Each
+        # step's stays a click away, its name the summary.
+        return f"<details><summary>{html.escape(step)}</summary>{''.join(parts[1:])}</details>"
+    return "".join(parts)
 
 
 def _why_table(frame: pd.DataFrame, title: str) -> str:
@@ -160,25 +177,42 @@ def _why_body(e: Explanation) -> str:
     return "".join(parts)
 
 
-def _why(runs: list[Results], relative: tables.Table, base: Optional[str]) -> str:
+def _by_label(frame: pd.DataFrame) -> pd.DataFrame:
+    """A relative table's frame with a row per label and a column per step,
+    as :func:`tables.relative` has it, whichever the table's orientation
+    (:func:`tables.sysbench_relative`: a row per (group, step))."""
+    if "step" not in frame.index.names:
+        return frame
+    return frame.set_axis(frame.index.get_level_values("step")).T
+
+
+def _why(
+    runs: list[Results], relative: tables.Table, base: Optional[str], skip: Collection[str] = (),
+    heading: str = "<h2>Why</h2>",
+) -> str:
     """A collapsed "why" section for each significant ratio of ``relative``
-    (its interval excludes 1); ratios without an interval get none."""
+    (its interval excludes 1) but those of the steps in ``skip``, after
+    ``heading``; ratios without an interval get none."""
     significant = relative.significant
     if significant is None or relative.low is None or relative.high is None:
         return ""
-    named_base = base if base is not None else str(relative.frame.index[0])
+    frame, low, high, significant = (_by_label(f) for f in (relative.frame, relative.low, relative.high, significant))
+    # The tables' default base: the first label (not a row of a sysbench table).
+    named_base = base if base is not None else str(tables._steps(runs)["group"].iloc[0])
     parts = []
-    for step in relative.frame.columns:
+    for step in frame.columns:
+        if step in skip:
+            continue
         role = _profiled_role(runs, step) or "server"
-        for group in relative.frame.index:
+        for group in frame.index:
             flag = significant.at[group, step]
             if pd.isna(flag) or not bool(flag):
                 continue
-            ratio, lo, hi = (float(t.at[group, step]) for t in (relative.frame, relative.low, relative.high))
+            ratio, lo, hi = (float(t.at[group, step]) for t in (frame, low, high))
             summary = f"why: {step}, {group} at {ratio:.2f} [{lo:.2f}, {hi:.2f}] of {named_base}"
             body = _why_body(explain(runs, step, base=named_base, other=str(group), role=role, top=WHY_ROWS))
             parts.append(f"<details><summary>{html.escape(summary)}</summary>{body}</details>")
-    return "<h2>Why</h2>" + "".join(parts) if parts else ""
+    return heading + "".join(parts) if parts else ""
 
 
 def _differences(runs: Sequence[Results]) -> str:
@@ -237,10 +271,17 @@ WORKLOADS = {
 """How the report names each workload (docs/compat.md)."""
 
 
+SYSBENCH = "the sysbench microbenchmark suite"
+"""How the report names the sysbench family's workload."""
+
+
 def _workload(config: str) -> str:
     """The workload a run's recorded configuration (JSON) runs."""
     c = json.loads(config)
-    if all(step in _native.KV_STEPS for step in c.get("steps", [])):
+    steps = c.get("steps", [])
+    if steps and all(tables._sysbench_kind(step) is not None for step in steps):
+        return SYSBENCH
+    if all(step in _native.KV_STEPS for step in steps):
         return "db_bench's key/value steps"
     return WORKLOADS.get(str(c.get("compat", "ibench")), f"compat = {c.get('compat')}")
 
@@ -259,23 +300,83 @@ def _workloads(runs: Sequence[Results]) -> str:
     return f"<p>Workloads (they differ between the runs):</p><ul>{items}</ul>"
 
 
+def _section(t: tables.Table) -> str:
+    return f"<section>{t.to_html()}</section>"
+
+
+def _sysbench_group(runs: list[Results], base: Optional[str], group: str) -> str:
+    """One group of the sysbench section: its relative QPS table, its
+    chart, and a "why" for each significant ratio."""
+    relative = tables.sysbench_relative(runs, base, group)
+    return (
+        f"<h3>{html.escape(tables.SB_GROUPS[group].capitalize())}</h3>{_section(relative)}"
+        f"{_png(plots.sysbench_relative_bars(runs, base, group))}{_why(runs, relative, base, heading='')}"
+    )
+
+
+def _sysbench(runs: list[Results], base: Optional[str]) -> str:
+    """The sysbench section, as the published reports summarize the suite:
+    per group the relative QPS (a table, a chart, the whys) when two labels
+    or more ran microbenchmarks, the absolute QPS and events/s, and the
+    hardware efficiency per statement, the load's first, then per group.
+    Empty without microbenchmarks."""
+    groups = tables.sysbench_groups(runs)
+    if not groups:
+        return ""
+    steps = tables._steps(runs)
+    # Repeats of one label, or one label of sysbench beside other families' runs: nothing to compare.
+    reported = {step for names in groups.values() for step in names}
+    several = steps.loc[steps["step"].isin(reported), "group"].nunique() > 1
+    parts = [
+        "<h2>sysbench</h2><p>The microbenchmarks the suite reports, in the groups of the published charts and in "
+        "run order within each: QPS counts statements, BEGIN and COMMIT included (sysbench's "
+        "&quot;queries:&quot;). The warm-ups (.warm, .warmpre) ran but are not reported; the .pre microbenchmarks "
+        "ran before the writes.</p>"
+    ]
+    if several:
+        parts += [_sysbench_group(runs, base, group) for group in groups]
+    parts.append("<h3>Absolute QPS</h3>" + _section(tables.sysbench_throughput(runs)))
+    parts.append("<h3>Hardware efficiency</h3>")
+    has_load = steps["step"].map(tables._sysbench_kind).isin(["load", "create-index"]).any()
+    for group in [tables.LOAD_GROUP] * bool(has_load) + list(groups):
+        parts.append(_section(tables.sysbench_efficiency(runs, base, group)))
+    return "".join(parts)
+
+
 def render(
     runs: Sequence[Results], base: Optional[str] = None, title: str = "ibench report", jobs: int = 1
 ) -> str:
     """The report as one HTML page. ``jobs`` > 1 draws the steps' charts in
-    that many forked processes (``ibench report`` uses one per CPU)."""
+    that many forked processes (``ibench report`` uses one per CPU).
+
+    Runs with sysbench microbenchmarks get the sysbench section
+    (:func:`_sysbench`). When every step is sysbench's, it comes first and
+    the generic tables (a column per step, warm-ups included) follow it
+    collapsed: they repeat its figures over some 40 columns."""
     runs = list(runs)
-    sections = _start_sections(runs, tables._run_order(tables._steps(runs)), jobs)
+    steps = tables._steps(runs)
+    sections = _start_sections(runs, tables._run_order(steps), jobs)
     parts = [f"<h1>{html.escape(title)}</h1>", _workloads(runs)]
+    several = len(tables.labels(runs)) > 1
     # all_tables ends with what_differs: the page shows its readable form last.
     shown = tables.all_tables(runs, base)[:-1]
-    for t in shown:
-        parts.append(f"<section>{t.to_html()}</section>")
-    several = len(tables.labels(runs)) > 1
-    if several:
-        parts.append("<h2>Relative throughput</h2>" + _png(plots.relative_bars(runs, base)))
+    generic = "".join(_section(t) for t in shown)
+    sysbench = _sysbench(runs, base)
+    if sysbench and steps["step"].map(tables._sysbench_kind).notna().all():
+        summary = f"The generic tables: every step, warm-ups, load and postwrite included ({len(shown)} tables)"
+        parts += [sysbench, f"<h2>All steps</h2><details><summary>{summary}</summary>{generic}</details>"]
+    else:
+        parts += [generic, sysbench]
+    # Repeats of one label are several runs but nothing to compare: no relative chart (it would have no bar).
+    if steps["group"].nunique() > 1:
         relative = next(t for t in shown if t.title.startswith("Throughput relative"))
-        parts.append(_why(runs, relative, base))
+        # The microbenchmarks have their charts and whys in the sysbench
+        # section; their warm-ups, reported by none, get neither.
+        skip = {s for s in relative.frame.columns if tables._sysbench_kind(s) == "microbenchmark"}
+        others = [s for s in relative.frame.columns if s not in skip]
+        if others:
+            parts.append("<h2>Relative throughput</h2>" + _png(plots.relative_bars(runs, base, others)))
+        parts.append(_why(runs, relative, base, skip))
     parts.append("<h2>Steps</h2>")
     parts += sections()
     if several:

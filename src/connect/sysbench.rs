@@ -265,6 +265,23 @@ impl Dialect {
                 out.push_str(" AND ");
                 self.value_or_mark(&mut out, 2, values);
             }
+            S::KPoints(n) => {
+                let _ = write!(out, "SELECT id, k, c, pad FROM {t} WHERE k IN (");
+                self.list(&mut out, 1, n as usize, values);
+                out.push(')');
+            }
+            S::KRanges { n, .. } => {
+                let _ = write!(out, "SELECT count(k) FROM {t} WHERE ");
+                for r in 0..n as usize {
+                    if r > 0 {
+                        out.push_str(" OR ");
+                    }
+                    out.push_str("k BETWEEN ");
+                    self.value_or_mark(&mut out, 2 * r + 1, values);
+                    out.push_str(" AND ");
+                    self.value_or_mark(&mut out, 2 * r + 2, values);
+                }
+            }
             S::Scan => {
                 let _ = write!(out, "SELECT * from {t} WHERE LENGTH(c) < 0");
             }
@@ -490,6 +507,10 @@ mod tests {
                 None
             ),
             "SELECT k, c FROM sbtest1 WHERE k IN ($1, $2)"
+        );
+        assert_eq!(
+            mysql().sb_statement(SbStatement::KRanges { n: 2, delta: 5 }, 1, None),
+            "SELECT count(k) FROM sbtest1 WHERE k BETWEEN ? AND ? OR k BETWEEN ? AND ?"
         );
         assert_eq!(
             Dialect::Sqlite.sb_statement(SbStatement::Scan, 3, None),

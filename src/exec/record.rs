@@ -33,6 +33,8 @@ pub(super) fn step_row(
         },
         rows_per_commit: match step {
             Step::Kv(op) if op.writes() => Some(c.kv_batch(op)),
+            // Each multi-row insert of the load autocommits, as sysbench's do.
+            Step::Sysbench(SbStep::Load) => Some(crate::connect::LOAD_ROWS_PER_INSERT as u32),
             _ => c.writes(step).map(|w| w.rows_per_commit),
         },
         inserts: n.inserts,

@@ -45,12 +45,13 @@ impl SbState {
         self.rows[table as usize - 1].fetch_add(n, Ordering::Relaxed);
     }
 
-    /// Every table is about to be loaded: nothing in them, counts known.
-    pub fn loading(&self) {
+    /// Every table is about to be loaded: nothing in them, their counts
+    /// known from now on when the database keeps what it is given (`keeps`).
+    pub fn loading(&self, keeps: bool) {
         for r in &self.rows {
             r.store(0, Ordering::Relaxed);
         }
-        self.known.store(true, Ordering::Relaxed);
+        self.known.store(keeps, Ordering::Relaxed);
         self.indexed.store(false, Ordering::Relaxed);
     }
 
@@ -99,14 +100,20 @@ impl Config {
         })
     }
 
-    /// The ids microbenchmark `m`'s events pick.
-    fn sb_ids(&self, m: &Microbenchmark) -> Result<SbIds> {
+    /// The ids microbenchmark `m`'s events pick (client `client`'s).
+    fn sb_ids(&self, m: &Microbenchmark, client: u32) -> Result<SbIds> {
         let n = self.table_size;
         match m.test.keys() {
             SbKeys::Ids => SbIds::drawn(self.id_distribution.kind(), n, self.rand_zipfian_exp),
             SbKeys::Zipf => SbIds::drawn(crate::gen::KeyKind::Zipfian, n, self.rand_zipfian_exp),
             SbKeys::One => Ok(SbIds::One),
             SbKeys::Hot => Ok(SbIds::Hot(n)),
+            SbKeys::Segment => {
+                // select_random_*.lua: rlen = table_size / threads; [rlen·tid, rlen·tid + rlen].
+                let rlen = n / self.clients as u64;
+                let lo = rlen * client as u64;
+                Ok(SbIds::Segment { lo, hi: lo + rlen })
+            }
         }
     }
 }
@@ -277,7 +284,7 @@ impl<C: Clock> Worker<'_, C> {
         let c = self.plan.config;
         Ok(Events {
             event: m.test.event(m.range),
-            ids: c.sb_ids(&m)?,
+            ids: c.sb_ids(&m, self.client)?,
             range: m.range,
             draws: SbDraws::new(c.seed, self.plan.ordinal, self.client, c.tables),
             state: self.plan.sb,
@@ -335,10 +342,11 @@ impl<C: Clock> Worker<'_, C> {
         for g in 0..e.event.groups.len() {
             match e.event.groups[g] {
                 SbGroup::Each(stmt, count) => {
-                    let table = if stmt == SbStatement::Scan {
-                        e.scan_table
-                    } else {
-                        e.draws.table()
+                    let table = match stmt {
+                        SbStatement::Scan => e.scan_table,
+                        // upstream's select_random_* read sbtest1 alone.
+                        SbStatement::KPoints(_) | SbStatement::KRanges { .. } => 1,
+                        _ => e.draws.table(),
                     };
                     for _ in 0..count {
                         let n = {
@@ -393,7 +401,12 @@ impl Events<'_> {
             }
             // range_covered.lua: x .. x + random_points (101 rows).
             S::CoveredRange { .. } => vec![SqlValue::Int(v[0]), SqlValue::Int(v[0] + range)],
-            S::InlistSelect(_) | S::Points { .. } => v.iter().map(|&x| SqlValue::Int(x)).collect(),
+            S::InlistSelect(_) | S::Points { .. } | S::KPoints(_) => v.iter().map(|&x| SqlValue::Int(x)).collect(),
+            // select_random_ranges.lua: each range [v, v + delta].
+            S::KRanges { delta, .. } => v
+                .iter()
+                .flat_map(|&x| [SqlValue::Int(x), SqlValue::Int(x + delta as i64)])
+                .collect(),
             S::NonIndexUpdate => {
                 self.draws.text(&mut self.c);
                 vec![SqlValue::Text(&self.c), SqlValue::Int(v[0])]
@@ -418,7 +431,9 @@ impl Events<'_> {
     fn ids_needed(&self, stmt: SbStatement) -> usize {
         use SbStatement as S;
         match stmt {
-            S::InlistSelect(n) | S::InlistUpdate(n) | S::Points { n, .. } => n as usize,
+            S::InlistSelect(n) | S::InlistUpdate(n) | S::Points { n, .. } | S::KPoints(n) | S::KRanges { n, .. } => {
+                n as usize
+            }
             S::Scan | S::Begin | S::Commit | S::Insert => 0,
             _ => 1,
         }

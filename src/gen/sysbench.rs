@@ -49,6 +49,11 @@ pub enum SbStatement {
     Points { on_k: bool, covered: bool, n: u32 },
     /// `SELECT <col>[, c] ... WHERE <col> BETWEEN ? AND ?`
     CoveredRange { on_k: bool, covered: bool },
+    /// upstream select_random_points.lua's `SELECT id, k, c, pad ... WHERE k IN (?, ... n)`
+    KPoints(u32),
+    /// upstream select_random_ranges.lua's `SELECT count(k) ... WHERE k BETWEEN ? AND ? OR ...`:
+    /// `n` ranges of `delta` + 1 values.
+    KRanges { n: u32, delta: u32 },
     /// `SELECT * from sbtestN WHERE LENGTH(c) < 0`: a full scan returning
     /// nothing; sent as text, as oltp_scan.lua does.
     Scan,
@@ -259,6 +264,9 @@ pub enum SbIds {
     One,
     /// The `points` ids after the middle, `n/2 + 1 ..`, every time (hot-points).
     Hot(u64),
+    /// Uniform in `[lo, hi]`: a client's own segment of the table
+    /// (upstream's select_random_points and select_random_ranges).
+    Segment { lo: u64, hi: u64 },
 }
 
 impl SbIds {
@@ -317,6 +325,7 @@ impl SbDraws {
             SbIds::Latest(ranks, n) => n - ranks.sample(&mut self.rng),
             SbIds::One => 1,
             SbIds::Hot(n) => n / 2 + 1 + i as u64,
+            SbIds::Segment { lo, hi } => lo + below(&mut self.rng, hi - lo + 1),
         }
     }
 

@@ -584,6 +584,21 @@ impl Config {
                 );
             }
         }
+        if let Some(step) = self.steps.iter().find(|s| {
+            s.sb()
+                .and_then(SbStep::microbenchmark)
+                .is_some_and(|m| m.test.one_table())
+        }) {
+            if self.tables != 1 {
+                return Err(Error::config(
+                    param!(tables),
+                    format!(
+                        "{step} is upstream sysbench's script for one table (sbtest1): tables must be 1, got {}",
+                        self.tables
+                    ),
+                ));
+            }
+        }
         let Some(load) = load else { return Ok(()) };
         for (i, step) in self.steps.iter().enumerate().skip(load + 1) {
             let needs = step

@@ -120,10 +120,12 @@ fn universal_compression() -> Overrides {
 }
 
 /// `sysbench-quick`: the whole current suite on one small table, a second
-/// per microbenchmark and per pause.
+/// per microbenchmark and per pause, its series in quarter seconds (so a
+/// comparison of two runs has intervals from their series).
 fn sysbench_quick() -> Overrides {
     Overrides {
         steps: Some(steps(&super::sysbench::SUITE)),
+        interval_seconds: Some(0.25),
         ..Overrides::default()
     }
 }

@@ -70,6 +70,9 @@ pub enum SbKeys {
     One,
     /// hot-points: the same adjacent ids `N/2+1 ..= N/2+n` every time.
     Hot,
+    /// upstream's select_random_*: each client its own segment of the
+    /// table, `[c·N/C, (c+1)·N/C]` for client c of C.
+    Segment,
 }
 
 /// The report's groups, as the published posts chart them.
@@ -125,11 +128,16 @@ pub enum SbTest {
     ReadWrite,
     Delete,
     Insert,
+    /// Upstream sysbench's select_random_points.lua (not in the published
+    /// suite; stock sysbench runs it).
+    SelectRandomPoints,
+    /// Upstream sysbench's select_random_ranges.lua.
+    SelectRandomRanges,
 }
 
 impl SbTest {
     /// Every microbenchmark.
-    pub const ALL: [SbTest; 27] = [
+    pub const ALL: [SbTest; 29] = [
         SbTest::PointQuery,
         SbTest::RandomPoints,
         SbTest::HotPoints,
@@ -157,6 +165,8 @@ impl SbTest {
         SbTest::ReadWrite,
         SbTest::Delete,
         SbTest::Insert,
+        SbTest::SelectRandomPoints,
+        SbTest::SelectRandomRanges,
     ];
 
     /// The published name.
@@ -190,6 +200,8 @@ impl SbTest {
             ReadWrite => "read-write",
             Delete => "delete",
             Insert => "insert",
+            SelectRandomPoints => "select-random-points",
+            SelectRandomRanges => "select-random-ranges",
         }
     }
 
@@ -201,6 +213,8 @@ impl SbTest {
         match self {
             ReadOnlySimple | ReadOnlySum | ReadOnlyOrder | ReadOnlyDistinct | ReadOnlyCount => 1000,
             WriteOnly => 10000,
+            // upstream's --random-points and --number_of_ranges
+            SelectRandomPoints | SelectRandomRanges => 10,
             _ => 100,
         }
     }
@@ -226,11 +240,10 @@ impl SbTest {
         use SbTest::*;
         match self {
             PointQuery | RandomPoints | HotPoints | PointsCoveredPk | PointsNotcoveredPk | PointsCoveredSi
-            | PointsNotcoveredSi => SbReportGroup::Point,
+            | PointsNotcoveredSi | SelectRandomPoints => SbReportGroup::Point,
             RangeCoveredPk | RangeNotcoveredPk | RangeCoveredSi | RangeNotcoveredSi | Scan => SbReportGroup::Range,
-            ReadOnly | ReadOnlySimple | ReadOnlySum | ReadOnlyOrder | ReadOnlyDistinct | ReadOnlyCount => {
-                SbReportGroup::RangeAggregate
-            }
+            ReadOnly | ReadOnlySimple | ReadOnlySum | ReadOnlyOrder | ReadOnlyDistinct | ReadOnlyCount
+            | SelectRandomRanges => SbReportGroup::RangeAggregate,
             UpdateInlist | UpdateIndex | UpdateNonindex | UpdateOne | UpdateZipf | WriteOnly | ReadWrite | Delete
             | Insert => SbReportGroup::Write,
         }
@@ -255,6 +268,7 @@ impl SbTest {
             SbTest::UpdateZipf => SbKeys::Zipf,
             SbTest::UpdateOne => SbKeys::One,
             SbTest::HotPoints => SbKeys::Hot,
+            SbTest::SelectRandomPoints | SbTest::SelectRandomRanges => SbKeys::Segment,
             _ => SbKeys::Ids,
         }
     }
@@ -264,8 +278,18 @@ impl SbTest {
         use SbTest::*;
         matches!(
             self,
-            PointsCoveredSi | PointsNotcoveredSi | RangeCoveredSi | RangeNotcoveredSi
+            PointsCoveredSi
+                | PointsNotcoveredSi
+                | RangeCoveredSi
+                | RangeNotcoveredSi
+                | SelectRandomPoints
+                | SelectRandomRanges
         )
+    }
+
+    /// True for upstream's scripts that run on sbtest1 alone (they assert `--tables=1`).
+    pub fn one_table(self) -> bool {
+        matches!(self, SbTest::SelectRandomPoints | SbTest::SelectRandomRanges)
     }
 
     /// True when its events write.
@@ -337,6 +361,8 @@ impl SbTest {
             }
             Delete => (vec![Each(S::Delete, 1)], false),
             Insert => (vec![Each(S::InsertNew, 1)], false),
+            SelectRandomPoints => (vec![Each(S::KPoints(range), 1)], false),
+            SelectRandomRanges => (vec![Each(S::KRanges { n: range, delta: 5 }, 1)], false),
         };
         SbEvent { groups, trx }
     }

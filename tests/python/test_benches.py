@@ -8,6 +8,9 @@
   (db_bench seeded itself from the clock, ibench kept one seed).
 * client_cpu.py drops its scratch database on the servers it used.
 * profile_overhead.py refuses fewer than 2 rounds and a count that is not one.
+* sysbench_side_by_side.py runs both tools on both servers (MariaDB and a
+  private PostgreSQL), counts equal statements per event, drops its table and
+  removes its server; it refuses bad counts and names before running anything.
 """
 
 from __future__ import annotations
@@ -316,3 +319,73 @@ def test_db_bench_s_defaults_reach_rocksdb_as_ibench_options(tmp_path: Path) -> 
         name, value = option.split("=", 1)
         assert flag == f"--{name}={value}", (option, flag)
         assert written.get(name) == value, (option, written.get(name))
+
+
+def _sysbench_or_skip() -> str:
+    """sysbench's path; outside CI a skip when it is missing, in CI (CI=true) a failure."""
+    import shutil
+
+    found = shutil.which("sysbench")
+    if found is None:
+        if os.environ.get("CI") == "true":
+            raise AssertionError("sysbench is missing and CI=true (.ci/services installs it)")
+        pytest.skip("sysbench is not installed")
+    return found
+
+
+def _mariadb(sql: str) -> str:
+    """`sql` through the mariadb client on the test server (root, no password)."""
+    done = subprocess.run(["mariadb", "-h", "127.0.0.1", "-u", "root", "-N", "-B", "-e", sql],
+                          capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+def test_the_sysbench_side_by_side_runs_both_tools_on_both_servers(tmp_path: Path) -> None:
+    """benches/sysbench_side_by_side.py as short as it goes (2000 rows, 1-s runs, 2 rounds of the
+    load, of read-write and of read-write at the rate) on MariaDB and on a private PostgreSQL: each
+    server's table has a row, both tools ran 20 statements per event as PostgreSQL's
+    pg_stat_statements and xact_commit count them, and the script leaves no table and no server."""
+    import shutil
+    import tempfile
+
+    from conftest import server_or_skip
+
+    sysbench = _sysbench_or_skip()
+    ibench_bin = shutil.which("ibench")
+    assert ibench_bin, "the ibench command (pip install .)"
+    server_or_skip("mysql://root@127.0.0.1:3306/test", "MariaDB")
+    database = "ib_sysbench_sbs"  # its own: other tests use sbtest1 in test
+    _mariadb(f"CREATE DATABASE IF NOT EXISTS {database}")
+    before = set(Path(tempfile.gettempdir()).glob("sysbench-sbs-pg-*"))
+    try:
+        done = subprocess.run(
+            [sys.executable, str(BENCHES / "sysbench_side_by_side.py"), "--sysbench", sysbench,
+             "--ibench-bin", ibench_bin, "--mariadb", f"mysql://root@127.0.0.1:3306/{database}?engine=innodb",
+             "--rows", "2000", "--seconds", "1", "--rounds", "2", "--load-rounds", "2",
+             "--microbenchmarks", "oltp_read_write", "--out", str(tmp_path / "out"),
+             "--markdown", str(tmp_path / "report.md")],
+            capture_output=True, text=True, timeout=600,
+        )
+        assert done.returncode == 0, done.stderr
+        assert "Traceback" not in done.stderr
+        sections = done.stdout.split("## sysbench vs ibench on ")
+        assert [s.split()[0] for s in sections[1:]] == ["PostgreSQL", "MariaDB"], done.stdout
+        pg, my = sections[1], sections[2]
+        assert "| oltp_read_write → read-write_range=100 | 20.00 | 20.00 | ✓ |" in pg, pg
+        assert "| oltp_read_write → read-write_range=100 | 20.0" in my, my
+        assert "| sysbench |" in my and "| ibench |" in my, my  # the load's rows
+        assert (tmp_path / "report.md").read_text().strip() == done.stdout.strip()
+        assert _mariadb(f"SHOW TABLES FROM {database}").strip() == "", "sbtest1 left on MariaDB"
+        assert set(Path(tempfile.gettempdir()).glob("sysbench-sbs-pg-*")) == before, "the private server left"
+    finally:
+        _mariadb(f"DROP DATABASE IF EXISTS {database}")
+
+
+def test_the_sysbench_side_by_side_refuses_bad_counts_names_and_tools() -> None:
+    assert "got 1000000, 1, 10 and 0" in _refused("sysbench_side_by_side.py", "--rounds", "0")
+    assert "--microbenchmarks: oltp_nothing: not one of" in _refused(
+        "sysbench_side_by_side.py", "--microbenchmarks", "oltp_point_select,oltp_nothing")
+    assert "--servers: oracle: expected postgres, mariadb or both" in _refused(
+        "sysbench_side_by_side.py", "--servers", "oracle")
+    assert "--sysbench: /nonexistent/sysbench is not an executable file" in _refused(
+        "sysbench_side_by_side.py", "--sysbench", "/nonexistent/sysbench")

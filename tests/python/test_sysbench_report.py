@@ -368,6 +368,7 @@ def test_the_report_collapses_the_generic_tables_and_each_sysbench_steps_charts(
     assert page.index("Throughput (ips, indexed rows/s, qps)") > generic
     for step in ("load", "point-query.warm", "insert"):
         assert f"<details><summary>{step}</summary>" in page, step
+    assert "<h3>point-query</h3>" not in page
     section = page[page.index("<details><summary>point-query</summary>"):]
     section = section[:section.index("</details>")]
     assert "<img" in section and "point-query: statement response time, % of operations per bucket" in section
@@ -379,6 +380,15 @@ def test_a_report_of_one_label_has_the_absolute_tables_but_no_relative_ones(runs
     page = report.render(runs[:1])
     assert "<h3>Absolute QPS</h3>" in page and "<h3>Hardware efficiency</h3>" in page
     assert "<h3>Point queries</h3>" not in page and "why:" not in page
+
+
+def test_a_report_of_one_labels_repeats_has_no_relative_tables(repeats: list[ibench.Results]) -> None:
+    fast = [repeats[0], repeats[2]]
+    with pytest.raises(ibench.ConfigError, match="second label"):
+        tables.sysbench_relative(fast)
+    page = report.render(fast)
+    assert "<h3>Absolute QPS</h3>" in page and "<h3>Point queries</h3>" not in page
+    assert "mean of the repeats: fast ×2" in page
 
 
 def test_the_report_of_insert_benchmark_runs_has_no_sysbench_section(tmp_path: Path) -> None:
@@ -398,6 +408,9 @@ def test_mixed_runs_say_which_workload_each_label_runs(runs: list[ibench.Results
     # Not every step is sysbench's: the generic tables stay open, first.
     assert "<h2>All steps</h2>" not in page
     assert page.index("Throughput (ips, indexed rows/s, qps)") < page.index("<h2>sysbench</h2>")
+    # One label ran the suite: nothing to compare it with.
+    assert "<h3>Point queries</h3>" not in page and "<h3>Absolute QPS</h3>" in page
+    assert "<h3>l.i0</h3>" in page and "<details><summary>point-query</summary>" in page  # IB open, sysbench collapsed
 
 
 def test_the_sysbench_report_opens_in_chromium(profiled: list[ibench.Results], tmp_path: Path) -> None:

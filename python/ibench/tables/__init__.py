@@ -6,7 +6,10 @@ view for Jupyter (``.styler``), HTML (``.to_html()``) and Markdown
 (``.to_markdown()``). Rows are runs, named by their label (``--label``, else
 "DBMS version"), columns are steps, in the order the runs ran them; the
 hardware-efficiency table has rows (step, run) and a column per figure, the
-response-time buckets a column per bucket. Steps that did not run their
+response-time buckets a column per bucket. The sysbench tables
+(:func:`sysbench_relative`, :func:`sysbench_throughput`,
+:func:`sysbench_efficiency`) have a row per microbenchmark, grouped as the
+published sysbench reports group them. Steps that did not run their
 course are struck through in every table.
 
 Runs that share a ``--label`` are repeats of one configuration (``ibench
@@ -50,6 +53,14 @@ from ibench.tables._engine import ENGINE_COLUMNS, engine
 from ibench.tables._latency import latency
 from ibench.tables._noise import noise
 from ibench.tables._relative import relative
+from ibench.tables._sysbench import (
+    LOAD_GROUP,
+    SB_GROUPS,
+    sysbench_efficiency,
+    sysbench_groups,
+    sysbench_relative,
+    sysbench_throughput,
+)
 from ibench.tables._repeats import _run_counts
 from ibench.tables._throughput import SERIES_OPS, throughput, throughput_series
 
@@ -57,6 +68,7 @@ from ibench.tables._throughput import SERIES_OPS, throughput, throughput_series
 from ibench.tables._common import _loaded as _loaded
 from ibench.tables._common import _run_order as _run_order
 from ibench.tables._common import _steps as _steps
+from ibench.tables._common import _sysbench_kind as _sysbench_kind
 from ibench.tables._differences import _by_nature as _by_nature
 from ibench.tables._efficiency import _fmt_small as _fmt_small
 
@@ -70,16 +82,22 @@ ALL: dict[str, Callable[[RunsLike], Table]] = {
     "what_differs": what_differs,
     "engine": engine,
     "efficiency": efficiency,
+    "sysbench_throughput": sysbench_throughput,
+    "sysbench_relative": sysbench_relative,
+    "sysbench_efficiency": sysbench_efficiency,
 }
-"""Every table, by name."""
+"""Every table, by name. Some need runs of a kind: :func:`noise` repeats,
+the sysbench tables sysbench's microbenchmarks (and :func:`sysbench_relative`
+two labels); they raise ConfigError otherwise."""
 
 
 def all_tables(runs: RunsLike, base: Optional[str] = None) -> list[Table]:
     """The report's tables, in the published reports' order: the three
     summary tables (with the run-to-run spread after the relative
     throughput when some label has repeats), hardware efficiency, engine
-    statistics when any, the latency percentiles, and last what differs
-    between the runs."""
+    statistics when any, the latency percentiles (insert, query, and
+    sysbench's statements when any ran), and last what differs between the
+    runs."""
     runs = _loaded(runs)
     steps = _steps(runs)
     tables = [throughput(runs), relative(runs, base)]
@@ -90,7 +108,10 @@ def all_tables(runs: RunsLike, base: Optional[str] = None) -> list[Table]:
     tables.append(efficiency(runs, base))
     if "user_bytes_written" in steps.columns and steps["user_bytes_written"].notna().any():
         tables.append(engine(runs))
-    tables += [latency(runs), latency(runs, "query"), what_differs(runs)]
+    tables += [latency(runs), latency(runs, "query")]
+    if "statement_resp_p50_us" in steps.columns and steps["statement_resp_p50_us"].notna().any():
+        tables.append(latency(runs, "statement"))
+    tables.append(what_differs(runs))
     return tables
 
 
@@ -107,11 +128,13 @@ __all__ = [
     "KV_READ_STEPS",
     "KV_STEPS",
     "KV_WRITE_STEPS",
+    "LOAD_GROUP",
     "LOAD_STEPS",
     "NOT_OK",
     "NOT_SIGNIFICANT",
     "RED",
     "RunsLike",
+    "SB_GROUPS",
     "SERIES_OPS",
     "Table",
     "WARNING",
@@ -126,6 +149,10 @@ __all__ = [
     "noise",
     "relative",
     "step_order",
+    "sysbench_efficiency",
+    "sysbench_groups",
+    "sysbench_relative",
+    "sysbench_throughput",
     "throughput",
     "throughput_series",
     "what_differs",

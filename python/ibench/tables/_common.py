@@ -6,9 +6,10 @@ did not run their course."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from html import escape
 from pathlib import Path
-from typing import Callable, Optional, Sequence, Union
+from typing import Callable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 import pandas as pd
@@ -32,6 +33,21 @@ KV_DELETE_STEPS = tuple(_native.KV_DELETE_STEPS)
 
 KV_STEPS = tuple(_native.KV_STEPS)
 
+
+@lru_cache(maxsize=None)
+def _sysbench_step(step: str) -> Optional[Mapping[str, object]]:
+    """The core's facts about a sysbench step (:func:`ibench._native.sysbench_step`:
+    its kind, and for a microbenchmark its test, group, variant, ...); None
+    for a step of another family. Cached: the tables ask once per cell."""
+    return _native.sysbench_step(step)
+
+
+def _sysbench_kind(step: str) -> Optional[str]:
+    """``load``, ``create-index``, ``postwrite`` or ``microbenchmark`` for a
+    sysbench step; None for a step of another family."""
+    facts = _sysbench_step(step)
+    return None if facts is None else str(facts["kind"])
+
 RED, GREEN, GREY = "background-color: #f4cccc", "background-color: #d9ead3", "color: #999999"
 
 NOT_OK = "color: #999999; text-decoration: line-through; font-style: italic"
@@ -42,6 +58,9 @@ NOT_SIGNIFICANT = "color: #999999; font-style: italic"
 
 WARNING = "color: #b45f06; margin: 0.3em 0"
 """A warning line under a table (e.g. noise larger than a difference reported)."""
+
+FOOTNOTE = "color: #555555; font-size: 90%; margin: 0.3em 0"
+"""A footnote under a table (what a figure means)."""
 
 
 @dataclass
@@ -79,6 +98,9 @@ class Table:
     warnings: list[str] = field(default_factory=list)
     """Lines shown under the table, in HTML and Markdown (e.g. :func:`noise`:
     where the run-to-run spread exceeds a difference being reported)."""
+    footnotes: list[str] = field(default_factory=list)
+    """Plain lines under the table, after the warnings: what a figure means
+    where it differs from what a reader may expect (e.g. sysbench's scan)."""
     fmt: Optional[Callable[[object], str]] = None
     """How Markdown shows a number of ``frame`` (default: thousands
     separators from 100 up, 2 decimals below; :func:`noise`: percents)."""
@@ -98,6 +120,7 @@ class Table:
         and its warnings below."""
         html: str = self.styler.set_caption(self.title).to_html()
         lines = [f'<p class="warning" style="{WARNING}">⚠ {escape(w)}</p>' for w in self.warnings]
+        lines += [f'<p class="footnote" style="{FOOTNOTE}">{escape(n)}</p>' for n in self.footnotes]
         return html + "".join(lines)
 
     def to_markdown(self) -> str:
@@ -119,11 +142,14 @@ class Table:
             shown = shown.where(marked.isna(), marked.map(lambda n: f"~~{n}~~" if isinstance(n, str) else n))
         if isinstance(shown.index, pd.MultiIndex):
             shown.index = pd.Index([" ".join(map(str, key)) for key in shown.index])
+        if isinstance(shown.columns, pd.MultiIndex):
+            shown.columns = pd.Index([" ".join(map(str, key)) for key in shown.columns])
         # The cells are text already: tabulate re-reading them as numbers would drop their decimals.
         align = ["right" if pd.api.types.is_numeric_dtype(self.frame[c]) else "left" for c in self.frame.columns]
         table: str = shown.to_markdown(disable_numparse=True, colalign=("left", *align))
         warnings = "".join(f"\n\n⚠ {w}" for w in self.warnings)
-        return f"**{self.title}**\n\n{table}{warnings}"
+        footnotes = "".join(f"\n\n{n}" for n in self.footnotes)
+        return f"**{self.title}**\n\n{table}{warnings}{footnotes}"
 
     def _repr_html_(self) -> str:
         return self.to_html()
@@ -183,7 +209,7 @@ def step_order(step: str) -> tuple[int, int, int]:
 
 
 def _run_order(steps: pd.DataFrame) -> list[str]:
-    """Steps in the benchmark's order; key/value steps in the order they ran."""
+    """Steps in the benchmark's order; key/value and sysbench steps in the order they ran."""
     names = list(dict.fromkeys(steps["step"]))
     return sorted(names, key=lambda s: step_order(s) + (names.index(s),))
 

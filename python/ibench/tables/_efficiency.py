@@ -43,10 +43,12 @@ EFFICIENCY_COLUMNS = {
     "rss_GB": ("server_max_rss_bytes", 1e-9),
     "insert_max_ms": ("insert_resp_max_us", 1e-3),
     "query_max_ms": ("query_resp_max_us", 1e-3),
+    "event_max_ms": ("event_resp_max_us", 1e-3),
 }
 """The efficiency table's columns: (steps column, scale). Costs are per
-operation of the step (docs/results.md), sizes in GB (10^9 bytes), the
-largest response time in ms."""
+operation of the step (docs/results.md: per statement in sysbench's
+microbenchmarks, per row in its load), sizes in GB (10^9 bytes), the largest
+response time in ms (event: a sysbench event, as sysbench's own maximum)."""
 
 
 def _fmt_small(v: object) -> str:
@@ -66,8 +68,13 @@ def _busiest_disk(loaded: list[Results]) -> pd.Series:
 
 def _efficiency_values(loaded: list[Results], steps: pd.DataFrame) -> pd.DataFrame:
     """The efficiency figures of every step (one row per row of ``steps``)."""
+    # A column the runs' files lack (written before it existed) is no column.
     values = pd.DataFrame(
-        {name: steps[column].astype(float) * scale for name, (column, scale) in EFFICIENCY_COLUMNS.items()},
+        {
+            name: steps[column].astype(float) * scale
+            for name, (column, scale) in EFFICIENCY_COLUMNS.items()
+            if column in steps.columns
+        },
         index=steps.index,
     )
     util = _busiest_disk(loaded)
@@ -85,8 +92,9 @@ def efficiency(runs: RunsLike, base: Optional[str] = None) -> Table:
     tables', data directory's and database's size in GB, the server's largest
     RSS in GB, the largest insert and query response time in ms, and, when
     the runs recorded iostat (disks.parquet), the busiest disk's
-    utilisation %. Rows are (step, run), columns the figures; columns no run
-    has are left out.
+    utilisation %; for sysbench's steps the costs are per statement (per row
+    in its load) and the largest response time is an event's. Rows are
+    (step, run), columns the figures; columns no run has are left out.
 
     ``ratios`` holds each value divided by the ``base`` run's (a label;
     default the first) in the same step. These are costs, so lower is

@@ -8,12 +8,19 @@ from ibench import _native
 from ibench.tables._common import RunsLike, Table, _drop_empty, _fmt, _marked, _notes, _pivot, _steps, _valid
 
 
+OPS = ("insert", "delete", "query", "statement", "event")
+"""The operations whose percentiles steps.parquet holds."""
+
+
 def latency(runs: RunsLike, op: str = "insert", time: str = "resp") -> Table:
-    """Latency percentiles (µs) of ``op`` (insert, delete, query) per step,
-    response (``resp``) or service (``svc``) time; rows are (run, percentile)."""
-    if op not in ("insert", "delete", "query") or time not in ("resp", "svc"):
-        raise _native.ConfigError(f"invalid op/time: {op!r}/{time!r}; expected insert|delete|query and resp|svc")
+    """Latency percentiles (µs) of ``op`` (insert, delete, query; statement
+    or event for sysbench's microbenchmarks) per step, response (``resp``)
+    or service (``svc``) time; rows are (run, percentile)."""
+    if op not in OPS or time not in ("resp", "svc"):
+        raise _native.ConfigError(f"invalid op/time: {op!r}/{time!r}; expected {'|'.join(OPS)} and resp|svc")
     steps = _steps(runs)
+    if f"{op}_{time}_p50_us" not in steps.columns:
+        raise _native.ConfigError(f"invalid op: the runs' files have no {op} latency (written before ibench had it)")
     parts, note_parts = [], []
     for p in ("p50", "p90", "p99", "p999", "max"):
         column = steps[f"{op}_{time}_{p}_us"]

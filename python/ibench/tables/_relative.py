@@ -86,6 +86,19 @@ NO_INTERVAL = "†"
 """Marks a ratio without an interval: not shown to be significant."""
 
 
+def _title(what: str, base: str, ci: Optional[float], reading: bool = True) -> str:
+    """A relative table's title: ``what`` relative to ``base``, and (with
+    ``reading``) how to read its intervals (:data:`READING`)."""
+    if ci is None:
+        return f"{what} relative to {base}"
+    title = f"{what} relative to {base}, ± the {ci * 100:g}% confidence interval"
+    return f"{title}; {READING}" if reading else title
+
+
+READING = f"in italics (grey): not significant, the interval contains 1.0 or, marked {NO_INTERVAL}, there is none"
+"""How to read a relative table's cells."""
+
+
 def _relative_styler(
     frame: pd.DataFrame, low: pd.DataFrame, high: pd.DataFrame, notes: pd.DataFrame, why: Optional[pd.DataFrame]
 ) -> Styler:
@@ -165,7 +178,7 @@ def relative(runs: RunsLike, base: Optional[str] = None, ci: Optional[float] = 0
     if ci is None:
         nothing = pd.DataFrame(float("nan"), index=frame.index, columns=frame.columns)
         styler = _relative_styler(frame, nothing, nothing, notes, None)
-        return Table(f"Throughput relative to {base}", frame, styler, notes)
+        return Table(_title("Throughput", base, ci), frame, styler, notes)
     rows: list[pd.DataFrame] = []
 
     def series(run_id: str, step: str) -> npt.NDArray[np.float64]:
@@ -174,9 +187,6 @@ def relative(runs: RunsLike, base: Optional[str] = None, ci: Optional[float] = 0
         return _series(rows[0], run_id, step)
 
     low, high, method, why = _intervals(frame, notes, cells, base, ci, series)
-    title = (
-        f"Throughput relative to {base}, ± the {ci * 100:g}% confidence interval"
-        f"; in italics (grey): not significant, the interval contains 1.0 or, marked {NO_INTERVAL}, there is none"
-    )
+    title = _title("Throughput", base, ci)
     styler = _relative_styler(frame, low, high, notes, why)
     return Table(title, frame, styler, notes, low=low, high=high, method=method, why=why)

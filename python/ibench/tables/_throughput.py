@@ -24,12 +24,17 @@ from ibench.tables._common import (
     _loaded,
     _marked,
     _steps,
+    _sysbench_kind,
 )
 from ibench.tables._repeats import _by_group, _per_group, _repeats, _run_counts
 
 
 def _throughput(steps: pd.DataFrame) -> pd.Series:
-    """ips for load steps, indexed rows/s for l.x, qps for q steps, NaN otherwise."""
+    """ips for load steps, indexed rows/s for l.x, qps for q steps; for the
+    key/value steps ips, qps or dps by what they do; for sysbench steps qps
+    (statements/s, BEGIN and COMMIT included, as sysbench's "queries:" line)
+    for the microbenchmarks (their warm-ups too: they ran), ips for load,
+    indexed rows/s for create-index; NaN otherwise (wait, postwrite)."""
     is_load = steps["step"].isin(LOAD_STEPS)
     is_query = steps["step"].str.match(r"q[rp]\d+$")
     out = pd.Series(float("nan"), index=steps.index)
@@ -42,6 +47,9 @@ def _throughput(steps: pd.DataFrame) -> pd.Series:
     out[kv_write] = steps.loc[kv_write, "ips"]
     out[kv_read] = steps.loc[kv_read, "qps"]
     out[kv_delete] = steps.loc[kv_delete, "dps"]
+    sysbench = steps["step"].map(_sysbench_kind)
+    for kind, column in (("microbenchmark", "qps"), ("load", "ips"), ("create-index", "indexed_rows_per_s")):
+        out[sysbench == kind] = steps.loc[sysbench == kind, column]
     return out
 
 
@@ -53,9 +61,10 @@ def _repeats_said(counts: dict[str, int]) -> str:
 
 
 def throughput(runs: RunsLike) -> Table:
-    """Absolute throughput per step: inserts/s (l.i0, l.i1, l.i2 and the
-    key/value write steps), indexed rows/s (l.x), queries/s (q steps and the
-    key/value read steps). Runs sharing a label are repeats: their row is the
+    """Absolute throughput per step: inserts/s (l.i0, l.i1, l.i2, the
+    key/value write steps and sysbench's load), indexed rows/s (l.x,
+    create-index), queries/s (q steps, the key/value read steps, sysbench's
+    microbenchmarks: statements/s). Runs sharing a label are repeats: their row is the
     mean over the repeats (the title says how many; :func:`noise` their
     spread). A q step whose background insert rate missed its SLA (in any
     repeat) is greyed; a step that did not run its course (in any repeat)
@@ -75,18 +84,24 @@ SERIES_OPS = {
     **{s: "insert" for s in LOAD_STEPS + KV_WRITE_STEPS},
     **{s: "delete" for s in KV_DELETE_STEPS},
     "l.x": "create_index",
+    "load": "insert",
+    "create-index": "create_index",
 }
 """The operation whose per-interval rate is a step's throughput series
-(:func:`throughput_series`); q steps and the key/value read steps: query."""
+(:func:`throughput_series`); q steps and the key/value read steps: query;
+sysbench's microbenchmarks (any range, any variant): statement."""
 
 
 def _series_op(step: str) -> Optional[str]:
     """The operation counted by the step's figure in :func:`_throughput`:
-    insert, create_index (l.x), query; None for steps without a rate."""
+    insert, create_index (l.x, create-index), query, statement (sysbench's
+    microbenchmarks); None for steps without a rate."""
     if step in SERIES_OPS:
         return SERIES_OPS[step]
     if re.match(r"q[rp]\d+$", step) or step in KV_READ_STEPS:
         return "query"
+    if _sysbench_kind(step) == "microbenchmark":
+        return "statement"
     return None
 
 
@@ -128,9 +143,10 @@ def throughput_series(
     default the first loaded), the series behind the throughput table's
     figure: the all-clients rows (``client`` null) of intervals.parquet of
     the operation the figure counts (insert for load and key/value write
-    steps, in rows or pairs per second; query for q and key/value read
-    steps; create_index for l.x, in indexes built per second), in time
-    order. The last, partial interval is left out (its rate over the
+    steps and sysbench's load, in rows or pairs per second; query for q and
+    key/value read steps; statement for sysbench's microbenchmarks;
+    create_index for l.x and create-index, in indexes built per second), in
+    time order. The last, partial interval is left out (its rate over the
     step's last milliseconds is noise). Empty for steps without a rate
     (wait) or without intervals."""
     loaded = _loaded(results)
