@@ -11,13 +11,17 @@ What is exported, per step that finished with status ``ok`` (other steps are
 skipped, with a note on standard error; ``wait``, ``flush`` and
 ``waitforcompaction`` have no rate and are left out):
 
-* **throughput**: ``ips`` for l.i0, l.i1, l.i2 and the key/value write steps
-  (rows or pairs written per second), ``indexed_rows_per_s`` for l.x,
-  ``qps`` for qrN/qpN and the key/value read steps (queries or reads per second).
+* **throughput**: ``ips`` for l.i0, l.i1, l.i2, the key/value write steps
+  and sysbench's load (rows or pairs written per second),
+  ``indexed_rows_per_s`` for l.x and sysbench's create-index, ``qps`` for
+  qrN/qpN, the key/value read steps (queries or reads per second) and the
+  sysbench microbenchmarks (statements per second, BEGIN and COMMIT
+  included, as sysbench counts its QPS); the postwrite pauses have none.
 * **latency**: the p99 response time of the operation the throughput counts
   (``insert_resp_p99_us`` for write steps, ``query_resp_p99_us`` for query
-  steps; l.x has none). Other percentiles and the background writes of q
-  steps are in ``steps.parquet``.
+  steps, ``statement_resp_p99_us`` for sysbench's microbenchmarks; l.x has
+  none). Other percentiles and the background writes of q steps are in
+  ``steps.parquet``.
 
 A benchmark's name is ``<label or dbms>/<step>`` (the run's ``--label``, else
 its DBMS). Runs are taken in start order.
@@ -85,7 +89,17 @@ MEASURES = ("throughput", "latency")
 LOAD_STEPS = ("l.i0", "l.i1", "l.i2")
 
 RUN_COLUMNS = ("run_id", "started_at", "dbms", "dbms_version", "label", "host", "status")
-STEP_COLUMNS = ("step", "status", "ips", "qps", "indexed_rows_per_s", "insert_resp_p99_us", "query_resp_p99_us")
+STEP_COLUMNS = (
+    "step",
+    "status",
+    "ips",
+    "dps",
+    "qps",
+    "indexed_rows_per_s",
+    "insert_resp_p99_us",
+    "query_resp_p99_us",
+    "statement_resp_p99_us",
+)
 
 Warn = Callable[[str], None]
 PathLike = Union[str, Path]
@@ -178,6 +192,23 @@ def _kind(step: str) -> Optional[tuple[str, str, Optional[str]]]:
         return "qps", "reads/s", "query"
     if step in _native.KV_DELETE_STEPS:
         return "dps", "deletes/s", "delete"
+    return _sysbench_kind(step)
+
+
+def _sysbench_kind(step: str) -> Optional[tuple[str, str, Optional[str]]]:
+    """A sysbench step's: its microbenchmarks' QPS (statements, BEGIN and
+    COMMIT included) and the statements' p99, the load's rows/s, the
+    index's rows/s; None for the pauses and other families' steps."""
+    facts = _native.sysbench_step(step)
+    if facts is None:
+        return None
+    kind = facts["kind"]
+    if kind == "microbenchmark":
+        return "qps", "statements/s", "statement"
+    if kind == "load":
+        return "ips", "rows/s", "insert"
+    if kind == "create-index":
+        return "indexed_rows_per_s", "rows/s", None
     return None
 
 

@@ -233,10 +233,12 @@ class _Merge:
         out["elapsed_s"] = elapsed
         for name in ("clients", "inserts", "deletes", "queries", "errors", "retries", "live_rows", "live_rows_max"):
             out[name] = sum(r[name] for r in rows)
-        for name in ("found", "target_ips", "cost_ops", "client_cpu_s", "client_sys_s"):
+        for name in ("found", "target_ips", "cost_ops", "client_cpu_s", "client_sys_s", "events", "statement_rows"):
             out[name] = _sum(r.get(name) for r in rows)
         rate = (lambda n: n / elapsed) if elapsed > 0 else (lambda n: 0.0)
         out["ips"], out["dps"], out["qps"] = rate(out["inserts"]), rate(out["deletes"]), rate(out["queries"])
+        if "eps" in out:
+            out["eps"] = None if out["events"] is None else rate(out["events"])
         indexed = _sum(
             None if r["indexed_rows_per_s"] is None else round(r["indexed_rows_per_s"] * r["elapsed_s"]) for r in rows
         )
@@ -290,7 +292,7 @@ class _Merge:
 
     def latencies(self, step: str, out: dict[str, Any]) -> None:
         quantiles = [q for q, _ in _native.PERCENTILES]
-        for op in ("insert", "delete", "query"):
+        for op in ("insert", "delete", "query", "event", "statement"):
             for time_kind, short in (("response", "resp"), ("service", "svc")):
                 blob = _merged_histogram(self.histograms.get((step, op, time_kind, None), []))
                 for (_, name), value in zip(_native.PERCENTILES, _percentiles(blob, quantiles)):
@@ -298,7 +300,7 @@ class _Merge:
                     if column in out:
                         out[column] = value
         lag_quantiles = [q for q, _ in _native.LAG_STATS]
-        for op in ("insert", "delete"):
+        for op in ("insert", "delete", "event"):
             blob = _merged_histogram(self.histograms.get((step, op, "lag", None), []))
             for (_, name), value in zip(_native.LAG_STATS, _percentiles(blob, lag_quantiles)):
                 column = f"{op}_lag_{name}_us"

@@ -485,7 +485,8 @@ impl Runner {
     /// counts known from now on); a step that reads the index on k finds it.
     fn sb_prepare(&self, step: SbStep, sb: &SbState) -> Result<()> {
         match step {
-            SbStep::Load => sb.loading(self.connector.stores_data()),
+            // Shards share the tables: no one process knows their counts.
+            SbStep::Load => sb.loading(self.connector.stores_data() && self.shard.count == 1),
             SbStep::Run(m) if m.test.needs_k_index() && !sb.indexed() => {
                 return Err(Error::config(
                     param!(steps),

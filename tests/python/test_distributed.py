@@ -423,3 +423,27 @@ def test_sigterm_on_the_coordinator_stops_every_shard_and_writes_what_finished(c
     again = ibench.run(db=POSTGRES, out=tmp_path / "again", cluster=client, shards=2, clients=2,
                        rows_l_i0=500, steps=["l.i0"], progress=False)
     assert again.steps["status"].tolist() == ["ok"]
+
+
+def test_two_shards_run_the_sysbench_suites_clients_and_merge_their_events(client: Client, tmp_path: Path) -> None:
+    server_or_skip(POSTGRES, "postgres")
+    steps = ["load", "create-index", "postwrite", "point-query", "read-only_range=10", "update-index", "range-covered-si"]
+    r = ibench.run(
+        db=POSTGRES, out=tmp_path, cluster=client, shards=2, steps=steps, clients=4, tables=2, table_size=5000,
+        read_seconds=1.0, write_seconds=1.0, postwrite_seconds=0.5, progress=False,
+    )
+    assert r.status == "ok", r.runs["error"].iloc[0]
+    merged = r.steps.set_index("step")
+    assert (merged["status"] == "ok").all(), merged["error"]
+    assert merged.loc["load", "inserts"] == 10_000, "one shard loaded both tables"
+    parts = [t.to_pandas().set_index("step") for t in shard_tables(r.path, "steps")]
+    for step in ("point-query", "read-only_range=10", "update-index", "range-covered-si"):
+        events = [int(p.loc[step, "events"]) for p in parts]
+        assert all(e > 0 for e in events), f"{step}: each shard's clients ran events: {events}"
+        assert merged.loc[step, "events"] == sum(events)
+        assert merged.loc[step, "queries"] == sum(int(p.loc[step, "queries"]) for p in parts)
+        assert merged.loc[step, "event_resp_p99_us"] > 0
+    assert merged.loc["read-only_range=10", "queries"] == 16 * merged.loc["read-only_range=10", "events"]
+    assert merged.loc["read-only_range=10", "eps"] == pytest.approx(
+        merged.loc["read-only_range=10", "events"] / merged.loc["read-only_range=10", "elapsed_s"]
+    )
