@@ -87,6 +87,19 @@ fn sample(name: &str) -> Sample {
             with: json!({"db": "rocksdb:/nonexistent/kv", "steps": ["fillseq"]}),
             ..plain(json!({"fillseq": "wal=off"}), "fillseq:wal=off")
         },
+        "tables" => plain(json!(3), "3"),
+        "table_size" => plain(json!(500), "500"),
+        "read_seconds" => plain(json!(2.5), "2.5"),
+        "write_seconds" => plain(json!(3.5), "3.5"),
+        "insert_seconds" => plain(json!(4.5), "4.5"),
+        "scan_warm_seconds" => plain(json!(6.0), "6"),
+        "warmup_seconds" => plain(json!(2.0), "2"),
+        "load_connections" => plain(json!(2), "2"),
+        "postwrite_seconds" => plain(json!(7.0), "7"),
+        "k_distribution" => plain(json!("zipfian"), "zipfian"),
+        "id_distribution" => plain(json!("latest"), "latest"),
+        "rand_zipfian_exp" => plain(json!(0.9), "0.9"),
+        "events_per_second" => plain(json!(250.0), "250"),
         _ => panic!("no sample for parameter {name}: add one to tests/params.rs"),
     }
 }

@@ -102,6 +102,8 @@ fn killed_connection_ends_the_step(db: String, kill: impl Fn() -> bool) {
     let c = config(json!({"db": db, "steps": ["l.i0", "l.i1"], "rows_l_i0": 50_000_000, "rows_per_commit_l_i0": 10}));
     let runner = std::thread::spawn(move || run(&c, &out_dir));
     let started = Instant::now();
+    // Not the very first insert: the step must have inserted something before the kill.
+    std::thread::sleep(Duration::from_millis(500));
     while !kill() {
         assert!(
             started.elapsed() < Duration::from_secs(30),

@@ -17,7 +17,7 @@ pub const PERCENTILES: [(f64, &str); 5] = [
 pub const STEP_OPS: [Op; 5] = [Op::Insert, Op::Delete, Op::Query, Op::Event, Op::Statement];
 
 /// Operations that can be paced, with schedule-lag columns in `steps`.
-pub const PACED_OPS: [Op; 2] = [Op::Insert, Op::Delete];
+pub const PACED_OPS: [Op; 3] = [Op::Insert, Op::Delete, Op::Event];
 
 /// The schedule-lag statistics, with their column suffixes.
 pub const LAG_STATS: [(f64, &str); 3] = [(50.0, "p50"), (99.0, "p99"), (100.0, "max")];

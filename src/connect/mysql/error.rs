@@ -62,7 +62,9 @@ mod tests {
         assert_eq!(kind(1213), DbErrorKind::Retryable);
         assert_eq!(kind(1142), DbErrorKind::Privilege);
         assert_eq!(kind(1317), DbErrorKind::Canceled);
-        assert_eq!(kind(1062), DbErrorKind::Other);
+        assert_eq!(kind(1062), DbErrorKind::DuplicateKey);
+        assert_eq!(kind(1020), DbErrorKind::Retryable);
+        assert_eq!(kind(1064), DbErrorKind::Other);
         let e = server_error("t", "insert", 1205, "Lock wait timeout exceeded");
         assert!(
             e.to_string().contains("insert: Lock wait timeout exceeded (1205)"),
