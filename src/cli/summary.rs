@@ -90,76 +90,19 @@ fn ms(v: Option<f64>) -> String {
         .map_or("-".into(), |v| format!("{:.2}", v / 1000.0))
 }
 
-/// The end-of-run table: throughput and p99 latencies per step. The rates
-/// of a step that did not end `ok` carry a `*`.
+/// The end-of-run table: throughput and p99 latencies per step (a run of
+/// sysbench steps alone: its own columns). The rates of a step that did not
+/// end `ok` carry a `*`.
 pub fn table(steps: &[StepRow], run: Option<&RunRow>) -> String {
-    use comfy_table::{presets::NOTHING, CellAlignment, Table};
-    let engine = steps.iter().any(|s| s.engine.is_some());
-    let events = steps.iter().any(|s| s.events.is_some());
-    let mut header = vec![
-        "step", "status", "secs", "ips", "dps", "qps", "ins p99", "ins svc", "qry p99", "SLA", "verified", "cpupq",
-        "client", "server", "wkbpi",
-    ];
-    if events {
-        header.extend(["eps", "evt p99", "stmt p99"]);
-    }
-    if engine {
-        header.extend(["w_amp", "stall%", "c_csecs", "sst MB"]);
-    }
-    let mut t = Table::new();
-    t.load_preset(NOTHING).set_header(header);
-    for s in steps {
-        let p99 = |op: Op, service: bool| s.latency(op, service, 2);
-        let costs = s.costs();
-        let cost = |i: usize| costs[i].map_or("-".to_string(), |v| format!("{v:.1}"));
-        let mark = if s.ok() { "" } else { "*" };
-        let rate = |v: f64| format!("{v:.0}{mark}");
-        let mut row = vec![
-            s.step.clone(),
-            s.status.to_string(),
-            format!("{:.1}", s.elapsed_s),
-            rate(s.ips()),
-            rate(s.dps()),
-            rate(s.qps()),
-            ms(p99(Op::Insert, false)),
-            ms(p99(Op::Insert, true)),
-            ms(p99(Op::Query, false)),
-            s.sla_ok.map_or("-", |ok| if ok { "yes" } else { "NO" }).into(),
-            s.verified.map_or("-", |ok| if ok { "yes" } else { "NO" }).into(),
-            cost(0),
-            cost(1),
-            cost(2),
-            cost(5),
-        ];
-        if events {
-            row.extend([
-                s.eps().map_or("-".to_string(), &rate),
-                ms(p99(Op::Event, false)),
-                ms(p99(Op::Statement, false)),
-            ]);
-        }
-        if engine {
-            let f = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
-            match &s.engine {
-                Some(e) => row.extend([
-                    f(e.w_amp()),
-                    f(e.stall_pct(s.elapsed_s)),
-                    format!("{:.1}", e.compaction_cpu_s),
-                    format!("{:.1}", e.live_sst_bytes as f64 / 1e6),
-                ]),
-                None => row.extend(["-".to_string(), "-".into(), "-".into(), "-".into()]),
-            }
-        }
-        t.add_row(row);
-    }
-    for c in t.column_iter_mut() {
-        c.set_cell_alignment(CellAlignment::Right);
-    }
-    let mut out = t.to_string();
-    out += "\n(latencies in ms: response-time p99 of inserts and queries, and the inserts' service-time p99;\n \
-            cpupq, client, server: host, ibench and server CPU µs per insert (load steps) or query (q steps);\n \
-            wkbpi: KB written to disk per operation; key/value steps: per pair written or per read;\n \
-            sysbench steps: qps counts statements, BEGIN and COMMIT included, eps events; costs per statement)";
+    let sysbench = !steps.is_empty()
+        && steps
+            .iter()
+            .all(|s| s.step.parse::<crate::workload::Step>().is_ok_and(|s| s.sb().is_some()));
+    let mut out = if sysbench {
+        sysbench_table(steps)
+    } else {
+        steps_table(steps)
+    };
     if steps.iter().any(|s| !s.ok()) {
         out += "\n(*: the step did not run its course (its status says why): its rates are partial, not a result)";
     }
@@ -176,6 +119,160 @@ pub fn table(steps: &[StepRow], run: Option<&RunRow>) -> String {
         }
     }
     out
+}
+
+/// A table of `header` and `rows`, right-aligned.
+fn render(header: Vec<&str>, rows: Vec<Vec<String>>) -> String {
+    use comfy_table::{presets::NOTHING, CellAlignment, Table};
+    let mut t = Table::new();
+    t.load_preset(NOTHING).set_header(header);
+    for row in rows {
+        t.add_row(row);
+    }
+    for c in t.column_iter_mut() {
+        c.set_cell_alignment(CellAlignment::Right);
+    }
+    t.to_string()
+}
+
+/// The cells every table shares: a rate (`*` when partial), a cost, a verdict.
+struct Cells<'a> {
+    s: &'a StepRow,
+    costs: [Option<f64>; 10],
+}
+
+impl<'a> Cells<'a> {
+    fn of(s: &'a StepRow) -> Self {
+        Cells { s, costs: s.costs() }
+    }
+    fn rate(&self, v: f64) -> String {
+        format!("{v:.0}{}", if self.s.ok() { "" } else { "*" })
+    }
+    fn cost(&self, i: usize) -> String {
+        self.costs[i].map_or("-".to_string(), |v| format!("{v:.1}"))
+    }
+    fn p99(&self, op: Op, service: bool) -> String {
+        ms(self.s.latency(op, service, 2))
+    }
+    fn verified(&self) -> String {
+        self.s.verified.map_or("-", |ok| if ok { "yes" } else { "NO" }).into()
+    }
+}
+
+/// The Insert Benchmark's and the key/value steps' table (a mixed run's too).
+fn steps_table(steps: &[StepRow]) -> String {
+    let engine = steps.iter().any(|s| s.engine.is_some());
+    let events = steps.iter().any(|s| s.events.is_some());
+    let mut header = vec![
+        "step", "status", "secs", "ips", "dps", "qps", "ins p99", "ins svc", "qry p99", "SLA", "verified", "cpupq",
+        "client", "server", "wkbpi",
+    ];
+    if events {
+        header.extend(["eps", "evt p99", "stmt p99"]);
+    }
+    if engine {
+        header.extend(["w_amp", "stall%", "c_csecs", "sst MB"]);
+    }
+    let rows = steps
+        .iter()
+        .map(|s| {
+            let c = Cells::of(s);
+            let mut row = vec![
+                s.step.clone(),
+                s.status.to_string(),
+                format!("{:.1}", s.elapsed_s),
+                c.rate(s.ips()),
+                c.rate(s.dps()),
+                c.rate(s.qps()),
+                c.p99(Op::Insert, false),
+                c.p99(Op::Insert, true),
+                c.p99(Op::Query, false),
+                s.sla_ok.map_or("-", |ok| if ok { "yes" } else { "NO" }).into(),
+                c.verified(),
+                c.cost(0),
+                c.cost(1),
+                c.cost(2),
+                c.cost(5),
+            ];
+            if events {
+                row.extend([
+                    s.eps().map_or("-".to_string(), |v| c.rate(v)),
+                    c.p99(Op::Event, false),
+                    c.p99(Op::Statement, false),
+                ]);
+            }
+            if engine {
+                let f = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
+                match &s.engine {
+                    Some(e) => row.extend([
+                        f(e.w_amp()),
+                        f(e.stall_pct(s.elapsed_s)),
+                        format!("{:.1}", e.compaction_cpu_s),
+                        format!("{:.1}", e.live_sst_bytes as f64 / 1e6),
+                    ]),
+                    None => row.extend(["-".to_string(), "-".into(), "-".into(), "-".into()]),
+                }
+            }
+            row
+        })
+        .collect();
+    render(header, rows)
+        + "\n(latencies in ms: response-time p99 of inserts and queries, and the inserts' service-time p99;\n \
+           cpupq, client, server: host, ibench and server CPU µs per insert (load steps) or query (q steps);\n \
+           wkbpi: KB written to disk per operation; key/value steps: per pair written or per read;\n \
+           sysbench steps: qps counts statements, BEGIN and COMMIT included, eps events; costs per statement)"
+}
+
+/// A sysbench run's table: the suite's QPS beside events per second,
+/// response-time p99 per event and per statement, rows per statement, and
+/// the costs per statement (the load's per row).
+fn sysbench_table(steps: &[StepRow]) -> String {
+    let header = vec![
+        "step",
+        "status",
+        "secs",
+        "ips",
+        "qps",
+        "eps",
+        "evt p99",
+        "stmt p99",
+        "rows/stmt",
+        "verified",
+        "cpupq",
+        "client",
+        "server",
+        "wkbpi",
+    ];
+    let rows = steps
+        .iter()
+        .map(|s| {
+            let c = Cells::of(s);
+            let per_statement = s
+                .statement_rows
+                .filter(|_| s.queries > 0)
+                .map_or("-".to_string(), |r| format!("{:.1}", r as f64 / s.queries as f64));
+            vec![
+                s.step.clone(),
+                s.status.to_string(),
+                format!("{:.1}", s.elapsed_s),
+                if s.inserts > 0 { c.rate(s.ips()) } else { "-".into() },
+                if s.queries > 0 { c.rate(s.qps()) } else { "-".into() },
+                s.eps().map_or("-".to_string(), |v| c.rate(v)),
+                c.p99(Op::Event, false),
+                c.p99(Op::Statement, false),
+                per_statement,
+                c.verified(),
+                c.cost(0),
+                c.cost(1),
+                c.cost(2),
+                c.cost(5),
+            ]
+        })
+        .collect();
+    render(header, rows)
+        + "\n(qps: statements per second, BEGIN and COMMIT included, as sysbench counts them; eps: events (transactions);\n \
+           latencies in ms: response-time p99 per event and per statement; rows/stmt: rows returned or changed;\n \
+           cpupq, client, server: host, ibench and server CPU µs per statement (the load: per row); wkbpi: KB written per operation)"
 }
 
 #[cfg(test)]
