@@ -89,17 +89,10 @@ MEASURES = ("throughput", "latency")
 LOAD_STEPS = ("l.i0", "l.i1", "l.i2")
 
 RUN_COLUMNS = ("run_id", "started_at", "dbms", "dbms_version", "label", "host", "status")
-STEP_COLUMNS = (
-    "step",
-    "status",
-    "ips",
-    "dps",
-    "qps",
-    "indexed_rows_per_s",
-    "insert_resp_p99_us",
-    "query_resp_p99_us",
-    "statement_resp_p99_us",
-)
+STEP_COLUMNS = ("step", "status", "ips", "qps", "indexed_rows_per_s", "insert_resp_p99_us", "query_resp_p99_us")
+OPTIONAL_STEP_COLUMNS = ("dps", "statement_resp_p99_us")
+"""Columns read when a run's files have them (runs of older ibench lack them,
+and with them the steps that need them)."""
 
 Warn = Callable[[str], None]
 PathLike = Union[str, Path]
@@ -161,8 +154,9 @@ def run_dirs(paths: Sequence[PathLike]) -> list[Path]:
     return list(unique.values())
 
 
-def _read(path: Path, columns: Sequence[str]) -> list[dict[str, Any]]:
-    """The rows of a Parquet file as dicts of the given columns; ExportError naming the file otherwise."""
+def _read(path: Path, columns: Sequence[str], optional: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """The rows of a Parquet file as dicts of the given columns (and of the
+    ``optional`` ones it has, None where it has not); ExportError naming the file otherwise."""
     if not path.is_file():
         raise ExportError(f"{path}: no such file")
     try:
@@ -170,7 +164,11 @@ def _read(path: Path, columns: Sequence[str]) -> list[dict[str, Any]]:
         missing = [c for c in columns if c not in names]
         if missing:
             raise ExportError(f"{path}: missing column{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
-        rows: list[dict[str, Any]] = pq.read_table(path, columns=list(columns)).to_pylist()
+        present = [c for c in optional if c in names]
+        rows: list[dict[str, Any]] = pq.read_table(path, columns=[*columns, *present]).to_pylist()
+        for row in rows:
+            for c in optional:
+                row.setdefault(c, None)
     except ExportError:
         raise
     except Exception as e:  # noqa: BLE001 - pyarrow raises several kinds; one line naming the file
@@ -260,7 +258,7 @@ def load_runs(paths: Sequence[PathLike], warn: Warn = _stderr) -> list[Run]:
         infos = _read(d / "runs.parquet", RUN_COLUMNS)
         if not infos:
             raise ExportError(f"{d / 'runs.parquet'}: holds no run")
-        steps = _read(d / "steps.parquet", ("run_id", *STEP_COLUMNS))
+        steps = _read(d / "steps.parquet", ("run_id", *STEP_COLUMNS), OPTIONAL_STEP_COLUMNS)
         for info in infos:
             run_id = str(info["run_id"])
             if info["status"] != "ok":

@@ -102,7 +102,9 @@ pub use postgres::PostgresConnector;
 pub use rocks::RocksdbConnector;
 pub use secrets::{redact, redact_setting};
 pub use sqlite::SqliteConnector;
-pub use sysbench::{table_name as sb_table_name, SbRowRead, SbSession, SbTableFacts, SqlValue, LOAD_ROWS_PER_INSERT};
+pub use sysbench::{
+    table_name as sb_table_name, SbRowRead, SbSession, SbTableFacts, SqlValue, SqlValues, LOAD_ROWS_PER_INSERT,
+};
 
 /// A table's key bounds and, when asked for, its row count, as the database reports them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -53,13 +53,13 @@ WRITE_STEPS = {"l.i0", "l.i1", "l.i2", "qr100", "qp100", "qr500", "qp500", "qr10
 
 TABLES = ("runs", "steps", "intervals", "histograms")
 
-OPS = ("insert", "delete", "query")
+OPS = ("insert", "delete", "query", "event", "statement")
 """Ops with latency columns in ``steps``, in column order."""
 
 PERCENTILES = ("p50", "p90", "p99", "p999", "max")
 
 LATENCY_COLUMNS = [f"{op}_{time}_{p}_us" for op, time, p in itertools.product(OPS, ("resp", "svc"), PERCENTILES)]
-LAG_COLUMNS = [f"{op}_lag_{p}_us" for op, p in itertools.product(("insert", "delete"), ("p50", "p99", "max"))]
+LAG_COLUMNS = [f"{op}_lag_{p}_us" for op, p in itertools.product(("insert", "delete", "event"), ("p50", "p99", "max"))]
 
 DOC_TYPES = {
     "Utf8": pa.string(),
@@ -95,7 +95,7 @@ def step_row(results: ibench.Results, step: str) -> pd.Series:
 
 def doc_schema(table: str) -> list[tuple[str, pa.DataType, bool]]:
     """(column, Arrow type, nullable) of ``table`` as docs/results.md's Markdown table lists them,
-    the 30 ``{op}_{resp|svc}_{p...}_us`` columns expanded."""
+    the 50 ``{op}_{resp|svc}_{p...}_us`` and 9 lag columns expanded."""
     section = DOC.read_text().split(f"## {table}.parquet", 1)[1].split("\n## ", 1)[0]
     columns = []
     for line in section.splitlines():
@@ -103,7 +103,7 @@ def doc_schema(table: str) -> list[tuple[str, pa.DataType, bool]]:
         if len(cells) != 4 or cells[0] in ("column", "---") or set(cells[0]) == {"-"}:
             continue
         name, typ, null = cells[0].strip("`"), DOC_TYPES[cells[1]], cells[2] == "yes"
-        if name == r"{insert\|delete}_lag_{p50\|p99\|max}_us":
+        if name == r"{insert\|delete\|event}_lag_{p50\|p99\|max}_us":
             columns += [(c, typ, null) for c in LAG_COLUMNS]
         elif "{" in name:
             assert name == r"{op}_{resp\|svc}_{p50\|p90\|p99\|p999\|max}_us", name
@@ -205,10 +205,10 @@ def test_each_documented_column_has_the_documented_arrow_type_and_nullability(
         assert (field.type, field.nullable) == (typ, nullable), f"{table}.{name}"
 
 
-def test_steps_has_the_30_latency_columns() -> None:
+def test_steps_has_the_50_latency_columns() -> None:
     names = [name for name, _, _ in doc_schema("steps")]
     assert [n for n in names if n.endswith("_us") and "_lag_" not in n] == LATENCY_COLUMNS
-    assert len(LATENCY_COLUMNS) == 30
+    assert len(LATENCY_COLUMNS) == 50
     assert [n for n in names if "_lag_" in n] == LAG_COLUMNS
 
 

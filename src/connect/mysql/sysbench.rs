@@ -64,7 +64,7 @@ impl SqlConn for MysqlSession {
         let rows = match &self.sb.prepared[handle] {
             Prepared::Server(stmt) => {
                 let stmt = *stmt;
-                let values: Vec<Param<'_>> = params
+                let values: smallvec::SmallVec<[Param<'_>; 4]> = params
                     .iter()
                     .map(|v| match *v {
                         SqlValue::Int(n) => Param::Int(n),

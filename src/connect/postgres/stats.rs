@@ -60,8 +60,13 @@ impl PostgresStats {
                 views.push(view);
             }
         }
-        // Readable only when loaded at start and created here: tried, not assumed.
-        let statements = client.simple_query("SELECT 1 FROM pg_stat_statements LIMIT 1").is_ok();
+        // Readable only when created here and loaded at start: asked, then tried
+        // (a try alone puts an ERROR in the server's log at every run).
+        let created = client
+            .query_one("SELECT to_regclass('pg_stat_statements') IS NOT NULL", &[])
+            .map_err(|e| pg_err(&target, "pg_stat_statements", e))?
+            .get::<_, bool>(0);
+        let statements = created && client.simple_query("SELECT 1 FROM pg_stat_statements LIMIT 1").is_ok();
         Ok(PostgresStats {
             client,
             target,

@@ -43,7 +43,7 @@ impl SqlConn for PostgresSession {
         let stmt = &self.sb.prepared[handle];
         let types = stmt.param_types();
         // An integer goes as the column's type: INT4 for the suite's INTEGER columns.
-        let values: Vec<Param<'_>> = params
+        let values: smallvec::SmallVec<[Param<'_>; 4]> = params
             .iter()
             .zip(types.iter().chain(std::iter::repeat(&Type::INT8)))
             .map(|(v, ty)| match *v {
