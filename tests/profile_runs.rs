@@ -55,8 +55,10 @@ fn per_op_ratio(p: &ProfileRow, ops: u64, cpu_s: f64) -> (f64, f64) {
 }
 
 fn top(p: &ProfileRow) -> String {
-    let stacks = p.profile.stacks.iter().take(8);
-    stacks.map(|(s, n)| format!("{n:6} {s}\n")).collect()
+    let stacks = p.stacks.iter().take(8);
+    stacks
+        .map(|s| format!("{:6} {} {}\n", s.samples, s.role, s.stack))
+        .collect()
 }
 
 #[test]
@@ -73,13 +75,13 @@ fn the_null_connector_s_burn_dominates_the_client_profile_and_sums_to_the_measur
     let row = step(&out, "l.i0");
     assert_eq!(p.profile.pids, [std::process::id() as i32]);
     assert_eq!(p.profile.frequency_hz, 99);
-    let burning = p.profile.samples_with(|f| f.ends_with("burn_cpu")) as f64 / p.profile.samples as f64;
+    let burning = p.samples_with(|f| f.ends_with("burn_cpu")) as f64 / p.profile.samples as f64;
     assert!(burning > 0.8, "burn_cpu in {burning:.2} of samples\n{}", top(p));
     let (ratio, error) = per_op_ratio(p, row.cost_ops.unwrap(), row.system.client_cpu_s.unwrap());
     assert!((ratio - 1.0).abs() < 3.0 * error + 0.03, "{ratio:.3} ± {error:.3}");
     // The files hold it: a row per stack, and what was sampled.
     let stacks = out.results.profiles_batch().unwrap();
-    assert_eq!(stacks.num_rows(), p.profile.stacks.len());
+    assert_eq!(stacks.num_rows(), p.stacks.len());
     let sampled = out.results.profiled_batch().unwrap();
     assert_eq!(sampled.num_rows(), 1);
     assert!(out.dir.join("profiles.parquet").is_file() && out.dir.join("profiled.parquet").is_file());
@@ -98,7 +100,7 @@ fn server_profile_resolves(db: Option<String>, rows: u64, functions: &[&str]) ->
     let (_dir, out) = run_ok(json!({"db": db, "steps": ["l.i0"], "rows_l_i0": rows, "profile": "perf"}));
     let p = profile(&out, "l.i0", "server");
     for function in functions {
-        let n = p.profile.samples_with(|f| f == *function);
+        let n = p.samples_with(|f| f == *function);
         assert!(n > 0, "{function} not in the stacks\n{}", top(p));
     }
     let row = step(&out, "l.i0");

@@ -155,7 +155,12 @@ class ServerProbe:
     """Samples the server's processes and data disks on the server's host."""
 
     def __new__(
-        cls, dsn: str, out: str, interval_seconds: float = 1.0, password_file: str | None = None
+        cls,
+        dsn: str,
+        out: str,
+        interval_seconds: float = 1.0,
+        password_file: str | None = None,
+        profile_frequency: int | None = None,
     ) -> ServerProbe: ...
     @property
     def dir(self) -> str: ...

@@ -116,10 +116,14 @@ def _clock() -> float:
     return time.time()
 
 
-def _open_probe(key: str, dsn: str, interval_seconds: float, password_file: Optional[str]) -> dict[str, Any]:
+def _open_probe(
+    key: str, dsn: str, interval_seconds: float, password_file: Optional[str], profile_frequency: Optional[int] = None
+) -> dict[str, Any]:
     import socket
 
-    probe = _hold(key, "ibench-server-", lambda out: _native.ServerProbe(dsn, out, interval_seconds, password_file))
+    probe = _hold(
+        key, "ibench-server-",
+        lambda out: _native.ServerProbe(dsn, out, interval_seconds, password_file, profile_frequency))
     return {"dir": probe.dir, "host": socket.gethostname()}
 
 
@@ -275,12 +279,15 @@ class _Coordinator:
             dsn = self.server_dsn or self.config["db"]
             interval = float(self.config["interval_seconds"])
             password = self.config.get("password_file")
+            # profile = "perf": the server's host profiles its processes.
+            frequency = int(self.config["profile_frequency"]) if self.config.get("profile") == "perf" else None
             info = self.client.submit(
                 _open_probe,
                 self.probe_key,
                 dsn,
                 interval,
                 password,
+                frequency,
                 workers=[self.server_worker],
                 allow_other_workers=False,
                 pure=False,

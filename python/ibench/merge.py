@@ -15,7 +15,15 @@ one-process run would have written, with the same schema:
   distinct hosts (shards on one host share its counters: counted once);
 - the server's CPU, memory and disks come from the server host's probe
   (``ServerProbe``) when there is one, else they stay null, as for any remote
-  server; its counters and gauges come from shard 0, which reads them;
+  server; its counters, gauges and waits come from shard 0, which reads
+  them; its CPU profiles from the probe (``profile = "perf"``: it samples
+  the server's processes on their host), else from shard 0; ibench's own
+  (``profile_client``) from every shard;
+- the CPU by thread role (``threads``): the server's threads from the
+  server host's probe (else none: shards on the server's host would each
+  count them), ibench's own summed over the shards, role by role; the
+  profiles, waits and threads' per-operation figures divide by the merged
+  step's operations;
 - a ``shards`` table says which shard ran where: shard, worker, host,
   clients, clock offset against the coordinator, status.
 
@@ -36,12 +44,16 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401  (pa.compute)
 import pyarrow.parquet as pq
 
 from ibench import _native
 from ibench._cli import exit_code
 
-TABLES = ("runs", "steps", "intervals", "histograms", "config", "counters", "gauges", "disks")
+TABLES = (
+    "runs", "steps", "intervals", "histograms", "config", "counters", "gauges", "disks",
+    "waits", "profiles", "profiled", "threads",
+)
 """The tables of a run directory, each one Parquet file."""
 
 # What may differ between the shards of one run.
@@ -257,6 +269,11 @@ class _Merge:
         last = max(rows, key=lambda r: r["started_at"].timestamp() + r["elapsed_s"])
         for name in ("db_size_bytes", "tables_size_bytes", "datadir_size_bytes"):
             out[name] = last[name]
+        # The server's threads by kind: the probe's, as its CPU (else unknown).
+        server = self.server_step(step)
+        for name in ("fg_cpu_s", "bg_cpu_s"):
+            if name in out:
+                out[name] = None if server is None else server.get(name)
         self.costs(step, out, [s for s, _ in parts], rows)
         self.latencies(step, out)
         return out
@@ -289,6 +306,10 @@ class _Merge:
             out["elapsed_s"],
         )
         out.update(zip(_native.COST_COLUMNS, costs))
+        for kind in ("fg", "bg"):
+            if f"{kind}_cpu_us_per_op" in out:
+                cpu, n = out.get(f"{kind}_cpu_s"), out["cost_ops"]
+                out[f"{kind}_cpu_us_per_op"] = cpu / n * 1e6 if cpu is not None and n else None
 
     def latencies(self, step: str, out: dict[str, Any]) -> None:
         quantiles = [q for q, _ in _native.PERCENTILES]
@@ -418,6 +439,68 @@ class _Merge:
             )
         return out
 
+    def by_role_tables(self, ops: Mapping[str, Any]) -> dict[str, pa.Table]:
+        """The waits (shard 0's), profiles and what they sampled (the
+        server's from the server host's worker, else from shard 0; ibench's
+        own from every shard) and the CPU by
+        thread role (the server's from the server probe, ibench's own
+        summed over the shards), each row's ``ops`` the merged step's."""
+        out: dict[str, pa.Table] = {}
+        if "waits" in self.first.tables:
+            out["waits"] = self._with_ops(self.first.tables["waits"], ops)
+        for name in ("profiles", "profiled"):
+            # The server's profile: the server host's worker's, else shard 0's.
+            probed = self.server_table(name)
+            parts = [probed.filter(pa.compute.equal(probed.column("role"), "server"))] if probed is not None else []
+            parts += [
+                t.filter(pa.compute.equal(t.column("role"), "client")) if s.index > 0 or probed is not None else t
+                for s in self.shards
+                if (t := s.tables.get(name)) is not None
+            ]
+            if parts:
+                out[name] = self._with_ops(pa.concat_tables(parts, promote_options="default"), ops)
+        threads = self.threads(ops)
+        if threads is not None:
+            out["threads"] = threads
+        return out
+
+    def threads(self, ops: Mapping[str, Any]) -> Optional[pa.Table]:
+        """``threads``: the server's rows from the probe, ibench's own summed
+        over the shards by (step, kind, role)."""
+        found = [s.tables["threads"] for s in self.shards if "threads" in s.tables]
+        if not found:
+            return None
+        schema = found[0].schema
+        summed: dict[tuple[str, str, str], dict[str, Any]] = {}
+        for t in found:
+            for r in t.to_pylist():
+                if r["side"] != "client":
+                    continue
+                key = (r["step"], r["kind"], r["role"])
+                if key not in summed:
+                    summed[key] = dict(r)
+                    continue
+                for c in ("threads", "cpu_s", "user_s", "sys_s"):
+                    summed[key][c] += r[c]
+        rows = list(summed.values())
+        server = self.server_table("threads")
+        if server is not None:
+            rows += [r for r in server.to_pylist() if r["side"] == "server"]
+        for r in rows:
+            n = ops.get(r["step"])
+            r["ops"] = n
+            r["cpu_us_per_op"] = r["cpu_s"] / n * 1e6 if n else None
+        return self._with_ops(pa.Table.from_pylist(rows, schema=schema), ops)
+
+    def _with_ops(self, table: pa.Table, ops: Mapping[str, Any]) -> pa.Table:
+        """``table`` with the merged run's id and each row's ``ops`` its step's merged operations."""
+        table = _with_run_id(table, self.run_id)
+        i = table.schema.get_field_index("ops")
+        if i < 0:
+            return table
+        steps = table.column("step").to_pylist()
+        return table.set_column(i, table.schema.field(i), pa.array([ops.get(s) for s in steps], pa.uint64()))
+
     def server_table(self, name: str) -> Optional[pa.Table]:
         if self.server is None or name not in self.server:
             return None
@@ -481,6 +564,9 @@ def merge(
     for name in ("config", "counters", "gauges"):
         if name in first:
             tables[name] = _with_run_id(first[name], m.run_id)
+    ops = {str(s["step"]): s.get("cost_ops") for s in steps}
+    for name, table in m.by_role_tables(ops).items():
+        tables[name] = table
     if "disks" in first:
         disks = m.server_table("disks")
         tables["disks"] = _with_run_id(disks if disks is not None else first["disks"].slice(0, 0), m.run_id).cast(

@@ -369,11 +369,17 @@ class FlameGraph(str):
         return str(self)
 
 
-def flamegraph(results: Results | str | Path, step: str, role: str = "server", run: Optional[str] = None) -> FlameGraph:
+def flamegraph(
+    results: Results | str | Path, step: str, role: str = "server", run: Optional[str] = None, side: str = "server"
+) -> FlameGraph:
     """The CPU profile of ``step`` (``profiles.parquet``: runs with
     ``profile = "perf"``) as a flame graph: ``role`` ``server`` or
-    ``client`` (ibench's own process); with several runs loaded, ``run`` (a
-    run id or label) says which."""
+    ``client`` (ibench's own process), or a thread kind (``foreground``,
+    ``background``, ``monitor``) or named role (``checkpointer``) of
+    ``side``'s threads, as :func:`ibench.explain` takes them; with several
+    runs loaded, ``run`` (a run id or label) says which."""
+    from ibench._explain import _check_role, _of_role
+
     r = _one(results)
     ids = r.run_ids(run)
     if len(ids) > 1:
@@ -381,10 +387,13 @@ def flamegraph(results: Results | str | Path, step: str, role: str = "server", r
             f"invalid run: {len(ids)} runs are loaded ({', '.join(ids)}); say which with run=RUN_ID or run=LABEL"
         )
     p = r.profiles
-    rows = p[(p["run_id"] == ids[0]) & (p["step"] == step) & (p["role"] == role)]
+    _check_role(p, r.threads, role, side)
+    rows = _of_role(p[(p["run_id"] == ids[0]) & (p["step"] == step)], role, side)
     if rows.empty:
         raise _native.ConfigError(f"invalid step: no {role} CPU profile of step {step!r} in run {ids[0]}")
-    stacks = [(str(s), int(n)) for s, n in zip(rows["stack"], rows["samples"])]
+    # A stack can come from threads of several roles: one line each.
+    merged = rows.groupby("stack")["samples"].sum()
+    stacks = [(str(s), int(n)) for s, n in merged.items()]
     title = _marked_title(f"{step}: {role} CPU ({ids[0]})", _status(r, step, ids[0]))
     return FlameGraph(_native.flamegraph(stacks, title))
 

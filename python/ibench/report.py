@@ -158,12 +158,17 @@ def _why_table(frame: pd.DataFrame, title: str) -> str:
     return f"<section><p><b>{html.escape(title)}</b></p>{shown.to_html(escape=True)}</section>"
 
 
-def _why_body(e: Explanation) -> str:
-    """The explain tables of one cell, and its differential flame graph."""
+def _why_body(e: Explanation, roles: Optional[pd.DataFrame] = None) -> str:
+    """The explain tables of one cell (the CPU by thread role first: which
+    side changed; ``roles`` when ``e`` is narrowed to one of them), and its
+    differential flame graph."""
+    by_role = e.roles if roles is None else roles
     parts = [
-        _why_table(e.paths.head(WHY_ROWS), f"CPU µs per operation by call path ({e.role}): functions by their "
+        _why_table(by_role.head(WHY_ROWS), "CPU µs per operation by thread role (foreground: serving the "
+                   "connections; background: working behind them), largest changes first"),
+        _why_table(e.paths.head(WHY_ROWS), f"CPU µs per operation by call path ({e.whose}): functions by their "
                    "inclusive change, largest first"),
-        _why_table(e.functions.head(WHY_ROWS), f"CPU µs per operation by function ({e.role}): their own "
+        _why_table(e.functions.head(WHY_ROWS), f"CPU µs per operation by function ({e.whose}): their own "
                    "(exclusive) change, largest first"),
         _why_table(e.waits.head(WHY_ROWS), "µs waited per operation by wait event, largest changes first"),
         _why_table(e.counters.head(WHY_ROWS), "Server counters per operation, largest relative changes first"),
@@ -175,6 +180,28 @@ def _why_body(e: Explanation) -> str:
     if not any(parts):
         return '<p>Nothing recorded to explain it: run with profile = "perf" (or "waits").</p>'
     return "".join(parts)
+
+
+def _explained(runs: list[Results], step: str, base: str, other: str, side: str) -> str:
+    """A why section's body: the CPU per operation by thread role, then the
+    call paths, functions and flame graph within the kind of thread
+    (foreground or background) whose CPU per operation changed most, when
+    the profiles know their threads; else the whole side's."""
+    whole = explain(runs, step, base=base, other=other, role=side, top=WHY_ROWS)
+    roles = whole.roles
+    if roles.empty:
+        return _why_body(whole)
+    mine = roles[(roles.index.get_level_values("side") == side)
+                 & roles.index.get_level_values("kind").isin(["foreground", "background"])]
+    if mine.empty:
+        return _why_body(whole)
+    changes = mine["change"].groupby(level="kind").sum()
+    kind = str(changes.abs().idxmax())
+    try:
+        narrowed = explain(runs, step, base=base, other=other, role=kind, side=side, top=WHY_ROWS)
+    except _native.ConfigError:  # profiles without their threads (an older ibench's)
+        return _why_body(whole)
+    return _why_body(narrowed, roles)
 
 
 def _by_label(frame: pd.DataFrame) -> pd.DataFrame:
@@ -210,7 +237,7 @@ def _why(
                 continue
             ratio, lo, hi = (float(t.at[group, step]) for t in (frame, low, high))
             summary = f"why: {step}, {group} at {ratio:.2f} [{lo:.2f}, {hi:.2f}] of {named_base}"
-            body = _why_body(explain(runs, step, base=named_base, other=str(group), role=role, top=WHY_ROWS))
+            body = _explained(runs, step, named_base, str(group), role)
             parts.append(f"<details><summary>{html.escape(summary)}</summary>{body}</details>")
     return heading + "".join(parts) if parts else ""
 

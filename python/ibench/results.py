@@ -103,7 +103,22 @@ SERVER_TABLES: dict[str, pa.Schema] = {
             ("samples", pa.uint64()),
             ("frequency_hz", pa.uint32()),
         ],
-        [("ops", pa.uint64())],
+        # Null in runs recorded before stacks kept their threads.
+        [("ops", pa.uint64()), ("thread_kind", _TEXT), ("thread_role", _TEXT), ("cpu_s", _FLOAT)],
+    ),
+    "threads": _schema(
+        [
+            ("run_id", _TEXT),
+            ("step", _TEXT),
+            ("side", _TEXT),
+            ("kind", _TEXT),
+            ("role", _TEXT),
+            ("threads", pa.uint32()),
+            ("cpu_s", _FLOAT),
+            ("user_s", _FLOAT),
+            ("sys_s", _FLOAT),
+        ],
+        [("ops", pa.uint64()), ("cpu_us_per_op", _FLOAT)],
     ),
     "profiled": _schema(
         [
@@ -122,7 +137,8 @@ SERVER_TABLES: dict[str, pa.Schema] = {
             ("perf_total_cpu_s", _FLOAT),
             ("script_cpu_s", _FLOAT),
         ],
-        [("profiled_cpu_s", _FLOAT), ("perf_share", _FLOAT), ("warnings", _TEXT), ("ops", pa.uint64())],
+        [("profiled_cpu_s", _FLOAT), ("perf_share", _FLOAT), ("warnings", _TEXT), ("ops", pa.uint64()),
+         ("sample_coverage", _FLOAT)],
     ),
     # t_s is null on the whole step's row, so it sits among the nullable columns.
     "disks": pa.schema(
@@ -267,10 +283,29 @@ class Results:
         ``profile = "perf"``): run_id, step, role (``server``, or ``client``
         for ibench's own process), stack (folded: the thread's name, then the
         frames outermost first, ``;``-separated), samples, frequency_hz and
-        ops, the step's operations: ``samples / frequency_hz / ops * 1e6`` is
-        a stack's CPU µs per operation. Empty, with these columns, for runs
-        recorded without it."""
+        ops, the step's operations: ``cpu_s / ops * 1e6`` is a stack's CPU
+        µs per operation (``samples / frequency_hz`` its nominal seconds); thread_kind and thread_role, the
+        threads the stack's samples came from (as in :attr:`threads`), and
+        cpu_s, the CPU seconds they stand for (each thread's measured CPU
+        shared out over its samples: perf's timer misses a few percent of a
+        thread that syncs to disk, docs/profiling.md); all three null in runs
+        recorded before stacks kept their threads. Empty, with these
+        columns, for runs recorded without it."""
         return self._frame("profiles")
+
+    @property
+    def threads(self) -> pd.DataFrame:
+        """Each step's CPU by thread role (``threads.parquet``): run_id,
+        step, side (``server``, or ``client`` for ibench's own process),
+        kind (``foreground``: serving the benchmark's connections or, in
+        ibench's process, running them; ``background``: working behind
+        them; ``monitor``: ibench's own reading and sampling; ``ended``: what
+        threads that ended between looks ran, so each side adds up to its
+        measured CPU), role (``client backend``, ``checkpointer``,
+        ``innodb/page_flush_coordinator_thread``, ``rocksdb:low``, ...),
+        threads, cpu_s, user_s, sys_s, ops (the step's operations) and
+        cpu_us_per_op. Empty, with these columns, for runs recorded without it."""
+        return self._frame("threads")
 
     @property
     def profiled(self) -> pd.DataFrame:
@@ -278,7 +313,8 @@ class Results:
         run_id, step, role, pids, executables, event, frequency_hz,
         call_graph, samples, unresolved_frames_share, duration_s, perf_cpu_s,
         perf_total_cpu_s, script_cpu_s, profiled_cpu_s, perf_share, warnings,
-        ops. Empty, with these columns, for runs recorded without it."""
+        ops and sample_coverage (the samples' nominal seconds ÷ their threads'
+        measured CPU: under 1 where perf's timer missed some). Empty, with these columns, for runs recorded without it."""
         return self._frame("profiled")
 
     @property
@@ -366,12 +402,18 @@ class Results:
 
 
 def _optional_table(dirs: list[Path], name: str, schema: pa.Schema) -> pa.Table:
-    """``name``.parquet of every run directory that has one, concatenated;
-    an empty table of ``schema`` when none has."""
+    """``name``.parquet of every run directory that has one, concatenated,
+    with ``schema``'s columns they lack as nulls; an empty table of
+    ``schema`` when none has."""
     found = [pq.read_table(d / f"{name}.parquet") for d in dirs if (d / f"{name}.parquet").is_file()]
     if not found:
         return schema.empty_table()
-    return pa.concat_tables(found, promote_options="default")
+    table = pa.concat_tables(found, promote_options="default")
+    # Columns a newer ibench added: null in folders recorded before them.
+    for field in schema:
+        if field.name not in table.column_names:
+            table = table.append_column(field, pa.nulls(len(table), field.type))
+    return table
 
 
 def load(path: PathLike | Iterable[PathLike]) -> Results:

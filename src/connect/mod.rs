@@ -21,7 +21,7 @@ mod tls;
 
 use crate::error::{DbErrorKind, Error, Result};
 use crate::gen::{KvBatch, RangeQuery, Row, Rows};
-use crate::metrics::{Counter, EngineCounters, Gauge, Setting, WaitReading};
+use crate::metrics::{Counter, EngineCounters, Gauge, NamedThread, Setting, WaitReading};
 use crate::stop::{Interrupter, Stop};
 pub(crate) use maintain::{per_table, privileged};
 
@@ -263,6 +263,12 @@ pub trait ServerCounters: Send {
     /// (see [`WaitReading`]); only called when [`ServerCounters::wait_source`] is Ok.
     fn waits(&mut self) -> Result<WaitReading> {
         Ok(WaitReading::Sampled(Vec::new()))
+    }
+    /// The server's threads (or processes) it names itself, now: what each
+    /// is, and whether it serves a client, works in the background, or is
+    /// this reader's own session. Empty where the server names none.
+    fn thread_roles(&mut self) -> Result<Vec<NamedThread>> {
+        Ok(Vec::new())
     }
 }
 

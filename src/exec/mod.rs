@@ -710,6 +710,7 @@ impl Runner {
         }
         let clients = self.shard.clients(self.config.clients).len() as u32;
         let mut row = record::step_row(&self.results.run.run_id, &self.config, step, clients, out, engine);
+        (row.fg_cpu_s, row.bg_cpu_s) = record::database_split(&out.threads, !self.connector.over_network());
         row.db_size_before_bytes = before.sizes.database;
         row
     }
@@ -755,6 +756,8 @@ impl Runner {
         r.gauges.extend(out.gauges.into_iter().map(|g| (name.clone(), g)));
         r.waits.extend(out.waits);
         r.profiles.extend(out.profiles);
+        r.threads
+            .extend(std::mem::take(&mut out.threads).into_iter().map(|t| (name.clone(), t)));
         let (status, error) = (row.status, row.error.clone());
         r.steps.push(row);
         r.write(&self.dir)?;

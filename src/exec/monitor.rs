@@ -4,13 +4,15 @@
 use crate::clock::{Clock, SystemClock};
 use crate::connect::ServerCounters;
 use crate::metrics::{
-    Disks, GaugeRow, GaugeSeries, HostInterval, ServerProcesses, SystemDelta, SystemSample, WaitRow, WaitSeries,
+    Disks, GaugeRow, GaugeSeries, HostInterval, NamedThread, ServerProcesses, SystemDelta, SystemSample, ThreadLedger,
+    ThreadRoles, ThreadRow, WaitRow, WaitSeries,
 };
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// Samples the host's counters at every interval boundary of a step.
+/// Samples the host's counters at every interval boundary of a step, and
+/// looks at each thread of the server's processes and of ibench's own.
 pub(super) struct HostSampler<'a> {
     servers: &'a ServerProcesses,
     disks: &'a Disks,
@@ -20,6 +22,7 @@ pub(super) struct HostSampler<'a> {
     /// The next boundary, in intervals from the step's start.
     boundary: u32,
     rows: Vec<HostInterval>,
+    threads: ThreadLedger,
 }
 
 impl<'a> HostSampler<'a> {
@@ -27,6 +30,7 @@ impl<'a> HostSampler<'a> {
     pub(super) fn start(servers: &'a ServerProcesses, disks: &'a Disks, interval: Duration) -> Self {
         let first = SystemSample::take(servers, disks);
         HostSampler {
+            threads: ThreadLedger::start(servers, true),
             servers,
             disks,
             interval,
@@ -35,6 +39,17 @@ impl<'a> HostSampler<'a> {
             boundary: 1,
             rows: Vec::new(),
         }
+    }
+
+    /// The threads the server names itself (its connections, its background threads).
+    pub(super) fn name_threads(&mut self, named: Vec<NamedThread>) {
+        self.threads.name(named);
+    }
+
+    /// Looks at every thread now (the step's operations done, its sessions
+    /// still open).
+    pub(super) fn look_at_threads(&mut self) {
+        self.threads.sample(self.servers, true);
     }
 
     /// The intervals cut so far.
@@ -48,6 +63,7 @@ impl<'a> HostSampler<'a> {
         let next = self.interval * self.boundary;
         if SystemClock.now().saturating_duration_since(t0) >= next {
             let now = SystemSample::take(self.servers, self.disks);
+            self.threads.sample(self.servers, true);
             self.rows.push(HostInterval {
                 t_s: (self.interval * (self.boundary - 1)).as_secs_f64(),
                 delta: SystemDelta::between(&self.previous, &now),
@@ -59,11 +75,13 @@ impl<'a> HostSampler<'a> {
         max.min(next.saturating_sub(SystemClock.now().saturating_duration_since(t0)) + Duration::from_millis(1))
     }
 
-    /// The last (partial) interval, when long enough to mean something, and
-    /// the counters over the whole step, whose server memory is the largest
-    /// seen at any boundary.
-    pub(super) fn finish(mut self) -> (SystemDelta, Vec<HostInterval>) {
+    /// The last (partial) interval, when long enough to mean something, the
+    /// counters over the whole step, whose server memory is the largest
+    /// seen at any boundary, and the step's CPU by thread role (adding up
+    /// to the server's and ibench's measured CPU).
+    pub(super) fn finish(mut self) -> (SystemDelta, Vec<HostInterval>, Vec<ThreadRow>, ThreadRoles) {
         let last = SystemSample::take(self.servers, self.disks);
+        self.threads.sample(self.servers, true);
         let tail = SystemDelta::between(&self.previous, &last);
         if tail.seconds > 0.05 * self.interval.as_secs_f64() {
             self.rows.push(HostInterval {
@@ -78,7 +96,9 @@ impl<'a> HostSampler<'a> {
             .filter_map(|h| h.delta.server_rss)
             .chain(system.server_rss)
             .max();
-        (system, self.rows)
+        let roles = self.threads.roles();
+        let threads = self.threads.finish([system.server_cpu_s, system.client_cpu_s]);
+        (system, self.rows, threads, roles)
     }
 }
 

@@ -3,7 +3,7 @@
 
 use super::step::{IntervalHistogram, PacerLateness, StepOutcome};
 use super::LAG_WARNING_US;
-use crate::metrics::{percentile_us, serialize, EngineDelta};
+use crate::metrics::{percentile_us, serialize, EngineDelta, Side, ThreadKind, ThreadRow};
 use crate::results::{HistogramRow, OpLag, OpLatency, StepRow, StepStatus, LAG_STATS, PERCENTILES};
 use crate::workload::{Config, KvOp, SbStep, Step};
 
@@ -78,6 +78,28 @@ pub(super) fn step_row(
         }
     }
     row
+}
+
+/// The database's CPU in foreground and in background threads: a local
+/// server's, or (`embedded`, no server thread measured) ibench's workers
+/// and the engine's pools in ibench's own process. None for a remote
+/// server: ibench's workers are its client, not the database.
+pub(super) fn database_split(threads: &[ThreadRow], embedded: bool) -> (Option<f64>, Option<f64>) {
+    let side = if threads.iter().any(|t| t.side == Side::Server) {
+        Side::Server
+    } else if embedded && !threads.is_empty() {
+        Side::Client
+    } else {
+        return (None, None);
+    };
+    let sum = |kind| {
+        threads
+            .iter()
+            .filter(|t| t.side == side && t.kind == kind)
+            .map(|t| t.cpu_s)
+            .sum::<f64>()
+    };
+    (Some(sum(ThreadKind::Foreground)), Some(sum(ThreadKind::Background)))
 }
 
 /// What the per-operation costs divide by: inserts in load steps, queries
@@ -160,4 +182,39 @@ pub(super) fn pacer_warnings(step: Step, late: &[PacerLateness]) -> Vec<String> 
             )
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(side: Side, kind: ThreadKind, cpu_s: f64) -> ThreadRow {
+        ThreadRow {
+            side,
+            kind,
+            role: kind.name().into(),
+            threads: 1,
+            cpu_s,
+            user_s: cpu_s,
+            sys_s: 0.0,
+        }
+    }
+
+    #[test]
+    fn the_database_split_is_the_servers_else_an_embedded_engines_never_a_remote_servers_client() {
+        let client = [
+            row(Side::Client, ThreadKind::Foreground, 2.0),
+            row(Side::Client, ThreadKind::Background, 1.0),
+        ];
+        let mut local = client.to_vec();
+        local.extend([
+            row(Side::Server, ThreadKind::Foreground, 5.0),
+            row(Side::Server, ThreadKind::Background, 0.5),
+        ]);
+        assert_eq!(database_split(&local, false), (Some(5.0), Some(0.5)));
+        assert_eq!(database_split(&client, true), (Some(2.0), Some(1.0)));
+        // A remote server: ibench's workers are its client, not its database.
+        assert_eq!(database_split(&client, false), (None, None));
+        assert_eq!(database_split(&[], true), (None, None));
+    }
 }

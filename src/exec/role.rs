@@ -70,6 +70,24 @@ impl Role {
         matches!(self, Role::KvWrite(_) | Role::KvRead(_) | Role::KvMaintain(_))
     }
 
+    /// A short name of the role, for its threads' names.
+    pub(super) fn short(self) -> &'static str {
+        match self {
+            Role::Insert => "ins",
+            Role::Delete => "del",
+            Role::Query(_) => "qry",
+            Role::CreateIndex => "idx",
+            Role::Wait => "wait",
+            Role::KvWrite(_) => "kvw",
+            Role::KvRead(_) => "kvr",
+            Role::KvMaintain(_) => "kvm",
+            Role::SbLoad => "load",
+            Role::SbIndex => "sbix",
+            Role::SbPause => "pause",
+            Role::SbEvents(_) => "ev",
+        }
+    }
+
     /// True for the sysbench family's roles (they work on its tables).
     pub(super) fn sb(self) -> bool {
         matches!(self, Role::SbLoad | Role::SbIndex | Role::SbPause | Role::SbEvents(_))

@@ -8,10 +8,11 @@ use super::facts;
 use super::monitor::HostSampler;
 use super::open::run_id;
 use super::plan::Probe;
+use super::profiling::{self, PerfPlan, StepProfiles};
 use crate::clock::{Clock, SystemClock};
 use crate::connect;
 use crate::error::{Error, Result};
-use crate::metrics::{unix_micros, HostInterval, SystemDelta};
+use crate::metrics::{unix_micros, HostInterval, Side, SystemDelta, ThreadRoles, ThreadRow};
 use crate::results::{RunResults, RunRow, StepRow};
 use crate::results::{RunStatus, StepStatus};
 use std::path::{Path, PathBuf};
@@ -20,8 +21,9 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-/// What the sampling thread returns: the step's totals and its intervals.
-type Sampled = (SystemDelta, Vec<HostInterval>, f64);
+/// What the sampling thread returns: the step's totals, its intervals, the
+/// server's CPU by thread role and the step's length.
+type Sampled = (SystemDelta, Vec<HostInterval>, Vec<ThreadRow>, ThreadRoles, f64);
 
 /// Samples one server's host, a step at a time.
 pub struct ServerHost {
@@ -31,13 +33,26 @@ pub struct ServerHost {
     dir: PathBuf,
     /// The step being sampled: its name, start, and the thread.
     running: Option<(String, i64, Arc<AtomicBool>, JoinHandle<Sampled>)>,
+    /// `profile = "perf"`: how the server's processes are profiled, and the
+    /// running step's profiles.
+    perf: Option<PerfPlan>,
+    profiles: Option<StepProfiles>,
 }
 
 impl ServerHost {
     /// Opens `dsn` (as this host sees the server) to learn the server's
     /// processes and data directory, and creates `out/server-<id>/`. An
-    /// error when the server does not run on this host.
-    pub fn open(dsn: &str, password: Option<&str>, out: &Path, interval_seconds: f64) -> Result<ServerHost> {
+    /// error when the server does not run on this host. With
+    /// `profile_frequency_hz`, each step profiles the server's processes
+    /// with perf (`profile = "perf"`; when perf cannot, the run's warnings
+    /// say why).
+    pub fn open(
+        dsn: &str,
+        password: Option<&str>,
+        out: &Path,
+        interval_seconds: f64,
+        profile_frequency_hz: Option<u32>,
+    ) -> Result<ServerHost> {
         if !(interval_seconds.is_finite() && interval_seconds > 0.0) {
             return Err(Error::config(
                 "interval_seconds",
@@ -56,6 +71,11 @@ impl ServerHost {
                 ),
             ));
         }
+        let (perf, warning) = match profile_frequency_hz {
+            Some(hz) => profiling::server_plan(hz, &probe.servers),
+            None => (None, None),
+        };
+        let warnings = warnings.into_iter().chain(warning).collect();
         let id = format!("server-{}", run_id());
         let dir = out.join(&id);
         std::fs::create_dir_all(&dir).map_err(|source| Error::Io {
@@ -92,6 +112,8 @@ impl ServerHost {
             results,
             dir,
             running: None,
+            perf,
+            profiles: None,
         })
     }
 
@@ -110,6 +132,11 @@ impl ServerHost {
             ));
         }
         let at = start_at_us.unwrap_or_else(unix_micros);
+        // perf attaches before the step's start, so attaching is not its CPU.
+        self.profiles = self
+            .perf
+            .as_ref()
+            .map(|p| profiling::start_with(p, &self.probe.servers));
         let done = Arc::new(AtomicBool::new(false));
         let (probe, interval, flag) = (self.probe.clone(), self.interval, done.clone());
         let thread = std::thread::spawn(move || {
@@ -124,8 +151,10 @@ impl ServerHost {
                 SystemClock.sleep(sampler.tick(t0, Duration::from_millis(20)));
             }
             let elapsed = SystemClock.now().saturating_duration_since(t0).as_secs_f64();
-            let (system, rows) = sampler.finish();
-            (system, rows, elapsed)
+            let (system, rows, threads, roles) = sampler.finish();
+            // The agent's own threads are not the client's: keep the server's.
+            let threads: Vec<_> = threads.into_iter().filter(|t| t.side == Side::Server).collect();
+            (system, rows, threads, roles, elapsed)
         });
         self.running = Some((step.to_string(), at, done, thread));
         Ok(())
@@ -136,10 +165,20 @@ impl ServerHost {
         let Some((step, at, done, thread)) = self.running.take() else {
             return Err(Error::config("step", "no step is being sampled"));
         };
+        if let Some(profiles) = self.profiles.as_mut() {
+            profiles.end_sampling();
+        }
         done.store(true, Ordering::Relaxed);
-        let (system, rows, elapsed_s) = thread
+        let (system, rows, threads, roles, elapsed_s) = thread
             .join()
             .map_err(|_| Error::database("ibench", "the server host's sampling thread panicked"))?;
+        if let Some(profiles) = self.profiles.take() {
+            let (profiles, notes) = profiles.finish(&step, &roles);
+            self.results.profiles.extend(profiles);
+            let warnings = &mut self.results.run.warnings;
+            warnings.extend(notes.into_iter().map(|n| format!("{step}: {n}")));
+        }
+        let (fg_cpu_s, bg_cpu_s) = super::record::database_split(&threads, false);
         self.results.steps.push(StepRow {
             run_id: self.results.run.run_id.clone(),
             step: step.clone(),
@@ -147,11 +186,16 @@ impl ServerHost {
             started_at_us: at,
             elapsed_s,
             system,
+            fg_cpu_s,
+            bg_cpu_s,
             ..StepRow::default()
         });
         self.results
             .host_intervals
             .extend(rows.into_iter().map(|h| (step.clone(), h)));
+        self.results
+            .threads
+            .extend(threads.into_iter().map(|t| (step.clone(), t)));
         self.results.write(&self.dir)
     }
 

@@ -62,6 +62,73 @@ impl Pair {
     }
 }
 
+/// Where the step's threads wait, their operations done, with their
+/// sessions still open, until the monitor has looked at every thread: a
+/// server backend's CPU can be read only while it lives, and the session's
+/// end would take the backend with it (metrics::threads).
+pub(super) struct FinishLine {
+    arrived: Mutex<usize>,
+    /// Signalled when the last thread arrives, and when the look is taken.
+    cv: Condvar,
+    looked: AtomicBool,
+    threads: usize,
+}
+
+/// How long a thread waits at the finish line for the monitor's look: the
+/// monitor looks within one of its ticks; a stuck monitor must not hold the
+/// sessions.
+const FINISH_WAIT: Duration = Duration::from_secs(5);
+
+impl FinishLine {
+    /// A finish line for `threads` threads.
+    pub(super) fn new(threads: usize) -> Self {
+        FinishLine {
+            arrived: Mutex::new(0),
+            cv: Condvar::new(),
+            looked: AtomicBool::new(false),
+            threads,
+        }
+    }
+
+    /// A thread's operations are done: waits for the look (at most [`FINISH_WAIT`]).
+    pub(super) fn arrive(&self) {
+        let mut arrived = self.arrived.lock().unwrap_or_else(|p| p.into_inner());
+        *arrived += 1;
+        self.cv.notify_all();
+        let deadline = Instant::now() + FINISH_WAIT;
+        while !self.looked.load(Ordering::SeqCst) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            arrived = self.cv.wait_timeout(arrived, left).unwrap_or_else(|p| p.into_inner()).0;
+        }
+    }
+
+    /// The monitor's sleep: returns after `d`, or as soon as every thread
+    /// has arrived (true).
+    pub(super) fn wait_all(&self, d: Duration) -> bool {
+        let arrived = self.arrived.lock().unwrap_or_else(|p| p.into_inner());
+        let (arrived, _) = self
+            .cv
+            .wait_timeout_while(arrived, d, |n| *n < self.threads)
+            .unwrap_or_else(|p| p.into_inner());
+        *arrived >= self.threads
+    }
+
+    /// The look is taken: the threads may close their sessions.
+    pub(super) fn looked(&self) {
+        let _arrived = self.arrived.lock().unwrap_or_else(|p| p.into_inner());
+        self.looked.store(true, Ordering::SeqCst);
+        self.cv.notify_all();
+    }
+
+    /// Whether the look has been taken.
+    pub(super) fn is_looked(&self) -> bool {
+        self.looked.load(Ordering::SeqCst)
+    }
+}
+
 /// A session's interrupter, and whether its role runs long statements
 /// (index creation, maintenance) that a stop cancels at once.
 pub(super) type Registered = Mutex<Option<(Interrupter, bool)>>;
@@ -109,6 +176,8 @@ pub(super) struct Shared {
     pub(super) start: OnceLock<Instant>,
     /// Each role's session interrupter, by role.
     pub(super) interrupters: Vec<Registered>,
+    /// Where the roles' threads wait for the monitor's last look at the threads.
+    pub(super) finish_line: FinishLine,
 }
 
 impl Shared {
@@ -130,6 +199,7 @@ impl Shared {
             notes: Mutex::new(Vec::new()),
             start: OnceLock::new(),
             interrupters: (0..roles).map(|_| Mutex::new(None)).collect(),
+            finish_line: FinishLine::new(roles),
         }
     }
 

@@ -23,7 +23,7 @@ use crate::connect::{KvSession, SbSession, Session, KV_TABLE};
 use crate::error::Result;
 use crate::metrics::{
     merge_series, percentile_us, unix_micros, GaugeRow, HostInterval, IntervalRow, Latencies, Op, Outbox, Recorded,
-    Recorder, Series, SharedSeries, SystemDelta, WaitRow,
+    Recorder, Series, SharedSeries, SystemDelta, ThreadRow, WaitRow, WORKER_PREFIX,
 };
 use crate::results::{ProfileRow, StepStatus};
 use crate::workload::{KvOp, SbStep, Step};
@@ -106,6 +106,8 @@ pub(crate) struct StepOutcome {
     pub waits: Vec<WaitRow>,
     /// The step's CPU profiles (`profile = "perf"`).
     pub profiles: Vec<ProfileRow>,
+    /// Its CPU by thread role, server and client apart.
+    pub threads: Vec<ThreadRow>,
 }
 
 /// A connection for one role.
@@ -141,21 +143,21 @@ impl Conn {
 impl<C: Clock> Worker<'_, C> {
     /// Runs `role`, timing into `recs` (one per operation of
     /// [`Role::ops`]), which keep what was measured even when the role fails.
-    fn run(&self, role: Role, conn: Conn, recs: &mut [Recorder], t0: Instant) -> Result<()> {
+    fn run(&self, role: Role, conn: &mut Conn, recs: &mut [Recorder], t0: Instant) -> Result<()> {
         let rec = &mut recs[0];
         match (conn, role) {
-            (Conn::Sb(mut s), Role::SbEvents(m)) => self.sb_events(m, s.as_mut(), recs, t0),
-            (Conn::Sb(mut s), Role::SbLoad) => self.sb_load(s.as_mut(), rec, t0),
-            (Conn::Sb(mut s), Role::SbIndex) => self.sb_index(s.as_mut(), rec, t0),
-            (Conn::Sb(mut s), Role::SbPause) => self.sb_pause(s.as_mut(), rec, t0),
-            (Conn::Kv(mut kv), Role::KvWrite(op)) => self.kv_write(op, kv.as_mut(), rec, t0),
-            (Conn::Kv(mut kv), Role::KvRead(op)) => self.kv_read(op, kv.as_mut(), rec, t0),
-            (Conn::Kv(mut kv), Role::KvMaintain(op)) => self.kv_maintain(op, kv.as_mut(), rec),
-            (Conn::Table(mut s), Role::Insert) => self.insert(s.as_mut(), rec, t0),
-            (Conn::Table(mut s), Role::Delete) => self.delete(s.as_mut(), rec, t0),
-            (Conn::Table(mut s), Role::Query(kind)) => self.query(kind, s.as_mut(), rec, t0),
-            (Conn::Table(mut s), Role::Wait) => self.wait(s.as_mut(), rec, t0),
-            (Conn::Table(mut s), Role::CreateIndex) => self.create_indexes(s.as_mut(), rec),
+            (Conn::Sb(s), Role::SbEvents(m)) => self.sb_events(m, s.as_mut(), recs, t0),
+            (Conn::Sb(s), Role::SbLoad) => self.sb_load(s.as_mut(), rec, t0),
+            (Conn::Sb(s), Role::SbIndex) => self.sb_index(s.as_mut(), rec, t0),
+            (Conn::Sb(s), Role::SbPause) => self.sb_pause(s.as_mut(), rec, t0),
+            (Conn::Kv(kv), Role::KvWrite(op)) => self.kv_write(op, kv.as_mut(), rec, t0),
+            (Conn::Kv(kv), Role::KvRead(op)) => self.kv_read(op, kv.as_mut(), rec, t0),
+            (Conn::Kv(kv), Role::KvMaintain(op)) => self.kv_maintain(op, kv.as_mut(), rec),
+            (Conn::Table(s), Role::Insert) => self.insert(s.as_mut(), rec, t0),
+            (Conn::Table(s), Role::Delete) => self.delete(s.as_mut(), rec, t0),
+            (Conn::Table(s), Role::Query(kind)) => self.query(kind, s.as_mut(), rec, t0),
+            (Conn::Table(s), Role::Wait) => self.wait(s.as_mut(), rec, t0),
+            (Conn::Table(s), Role::CreateIndex) => self.create_indexes(s.as_mut(), rec),
             (_, role) => unreachable!("{role:?} got another kind of session"),
         }
     }
@@ -370,7 +372,11 @@ fn start_role<'scope, C: Clock>(
         slot,
         stream: setup.streams[index],
     };
-    scope.spawn(move || {
+    // Named, so the step's CPU by thread tells its workers (the clients, an
+    // embedded engine's foreground) from ibench's monitoring (metrics::threads).
+    let name = format!("{WORKER_PREFIX}{}-{client}", role.short());
+    let builder = std::thread::Builder::new().name(name.chars().take(15).collect());
+    let spawned = builder.spawn_scoped(scope, move || {
         let conn = Conn::open(plan, role, &table.name);
         if let Ok(conn) = &conn {
             *shared.interrupters[index].lock().unwrap_or_else(|p| p.into_inner()) =
@@ -404,7 +410,15 @@ fn start_role<'scope, C: Clock>(
                 rec
             })
             .collect();
-        if let Err(e) = conn.and_then(|conn| worker.run(role, conn, &mut recs, t0)) {
+        let (ran, conn) = match conn {
+            Ok(mut conn) => (worker.run(role, &mut conn, &mut recs, t0), Some(conn)),
+            Err(e) => (Err(e), None),
+        };
+        let end = clock.now();
+        // The sessions stay open until the monitor has looked at every thread.
+        shared.finish_line.arrive();
+        drop(conn);
+        if let Err(e) = ran {
             // A statement cancelled because the step had to stop is not a failure.
             let halted = plan.stop.requested() || shared.timed_out.load(Ordering::Relaxed);
             if !(e.is_canceled() && halted) {
@@ -413,9 +427,9 @@ fn start_role<'scope, C: Clock>(
             }
         }
         *shared.interrupters[index].lock().unwrap_or_else(|p| p.into_inner()) = None;
-        let end = clock.now();
         (recs.into_iter().map(|r| r.finish(end)).collect(), end)
-    })
+    });
+    spawned.expect("a thread starts")
 }
 
 /// Phase 3: once every thread connected, the CPU profiles started (perf
@@ -448,8 +462,14 @@ fn release<'a>(plan: &'a StepPlan<'_>, setup: &Setup) -> (Instant, i64, HostSamp
         let _ = shared.start.set(span.start);
     }
     setup.barrier.wait();
+    // The server names its threads now: the step's connections are made.
+    let named = plan
+        .stats
+        .and_then(|s| s.lock().unwrap_or_else(|p| p.into_inner()).thread_roles().ok())
+        .unwrap_or_default();
     let perf = super::profiling::start(plan);
-    let sampler = HostSampler::start(&plan.probe.servers, &plan.probe.disks, setup.interval);
+    let mut sampler = HostSampler::start(&plan.probe.servers, &plan.probe.disks, setup.interval);
+    sampler.name_threads(named);
     let t0 = *shared.start.get_or_init(|| SystemClock.now());
     setup.barrier.wait();
     (t0, plan.start_at_us.unwrap_or_else(unix_micros), sampler, perf)
@@ -512,8 +532,13 @@ fn monitor<'a, T>(
             }
             sleep = sleep.min(f.due_in(SystemClock.now()) + Duration::from_millis(1));
         }
-        SystemClock.sleep(sleep);
+        if shared.finish_line.wait_all(sleep) && !shared.finish_line.is_looked() {
+            sampler.look_at_threads();
+            shared.finish_line.looked();
+        }
     }
+    // Threads that never arrived (a panic) must not hold the others.
+    shared.finish_line.looked();
     sampler
 }
 
@@ -654,9 +679,9 @@ fn status(plan: &StepPlan<'_>, shared: Shared, ran: Ran<'_>) -> StepOutcome {
         Duration::from_secs_f64(plan.config.interval_seconds),
         elapsed_s,
     );
-    let (system, host_intervals) = ran.sampler.finish();
+    let (system, host_intervals, threads, roles) = ran.sampler.finish();
     // Folded after the host's last sample: `perf script` is not the step's CPU.
-    let (profiles, profile_notes) = ran.perf.finish(&plan.step.to_string());
+    let (profiles, profile_notes) = ran.perf.finish(&plan.step.to_string(), &roles);
     let counts = counts(&shared);
     let timed_out = shared.timed_out.load(Ordering::Relaxed);
     let (error, mut notes) = shared.take();
@@ -688,6 +713,7 @@ fn status(plan: &StepPlan<'_>, shared: Shared, ran: Ran<'_>) -> StepOutcome {
         gauges: ran.gauges.0,
         waits: ran.waits.0,
         profiles,
+        threads,
     }
 }
 

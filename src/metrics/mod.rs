@@ -21,6 +21,7 @@ mod environment;
 mod processes;
 mod server;
 mod system;
+mod threads;
 mod waits;
 
 pub use costs::{per_operation, COST_COLUMNS};
@@ -29,6 +30,7 @@ pub use environment::{host_facts, warnings, Setting};
 pub use processes::{parent_named, runs_as, started_ago, ServerProcesses};
 pub use server::{counter_rows, number, Counter, CounterRow, Gauge, GaugeRow, GaugeSeries, Reading};
 pub use system::{DeviceCounters, DeviceDelta, DiskCounters, Disks, SystemDelta, SystemSample};
+pub use threads::{NamedThread, Side, ThreadKind, ThreadLedger, ThreadOf, ThreadRoles, ThreadRow, WORKER_PREFIX};
 pub use waits::{WaitReading, WaitRow, WaitSeries};
 
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};

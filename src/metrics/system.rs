@@ -353,6 +353,12 @@ fn disks(disks: &Disks) -> (Option<DiskCounters>, Vec<DeviceCounters>) {
 /// From getrusage, not /proc/self/stat: both report the kernel's precise
 /// run time, but /proc rounds it to clock ticks (10 ms), more than the whole
 /// CPU time of a short step, which then read as zero.
+/// This process's CPU seconds so far (user and system).
+#[cfg(test)]
+pub(super) fn own_cpu_s() -> f64 {
+    own_cpu().0.unwrap_or(0.0)
+}
+
 fn own_cpu() -> (Option<f64>, Option<f64>) {
     let mut usage = std::mem::MaybeUninit::<libc::rusage>::uninit();
     // SAFETY: getrusage fills the struct it is given, and reports failure.

@@ -20,7 +20,8 @@ pub(super) struct Folded {
 }
 
 /// Symbolizes and folds the samples in `data`; `dir` takes perf's messages.
-pub(super) fn fold(perf: &Path, data: &Path, dir: &Path) -> Result<Folded> {
+/// `per_thread`: each stack's first frame names its thread (`comm-pid/tid`).
+pub(super) fn fold(perf: &Path, data: &Path, dir: &Path, per_thread: bool) -> Result<Folded> {
     let err_path = dir.join("script.err");
     // The fields inferno's collapser reads, without the period: each sample
     // then counts once, whatever its event's period.
@@ -35,6 +36,7 @@ pub(super) fn fold(perf: &Path, data: &Path, dir: &Path) -> Result<Folded> {
     let thread_cpu = thread_cpu_s();
     let mut options = Options::default();
     options.nthreads = 1; // one core of two: the other may still run the benchmark
+    options.include_tid = per_thread;
     let mut out = Vec::new();
     let stdout = child.stdout.take().expect("stdout is piped");
     let collapsed = Folder::from(options).collapse(BufReader::new(stdout), &mut out);

@@ -84,6 +84,9 @@ pub struct ProfileOptions {
     pub event: Option<String>,
     /// How stacks are walked.
     pub call_graph: CallGraph,
+    /// Keep each sample's thread: a stack's first frame is then
+    /// `comm-pid/tid` (inferno's `--tid`), not `comm` alone.
+    pub per_thread: bool,
 }
 
 impl Default for ProfileOptions {
@@ -92,8 +95,17 @@ impl Default for ProfileOptions {
             frequency_hz: 99,
             event: None,
             call_graph: CallGraph::Auto,
+            per_thread: false,
         }
     }
+}
+
+/// A per-thread stack's first frame (`comm-pid/tid`): the thread's name
+/// and id; None for a frame of another form.
+pub fn thread_of(root: &str) -> Option<(&str, i32)> {
+    let (name_pid, tid) = root.rsplit_once('/')?;
+    let (name, _pid) = name_pid.rsplit_once('-')?;
+    Some((name, tid.parse().ok()?))
 }
 
 /// An executable among the profiled processes, and what decided its call

@@ -44,6 +44,7 @@ pub struct Running {
     pids: Vec<i32>,
     call_graph: CallGraph,
     executables: Vec<Executable>,
+    per_thread: bool,
 }
 
 pub(super) fn start(info: &PerfInfo, pids: &[i32], opts: &ProfileOptions) -> Result<Running> {
@@ -93,6 +94,7 @@ pub(super) fn start(info: &PerfInfo, pids: &[i32], opts: &ProfileOptions) -> Res
         call_graph,
         executables,
         dir,
+        per_thread: opts.per_thread,
     };
     running.child = Some(running.spawn()?);
     running.command("enable", ATTACH_TIMEOUT)?;
@@ -134,7 +136,7 @@ impl Running {
         self.end_sampling()?;
         let (duration_s, cpu_at_end) = self.ended.expect("sampling just ended");
         self.finish(libc::SIGINT)?;
-        let folded = fold::fold(&self.perf, &self.data_file(), &self.dir.0)?;
+        let folded = fold::fold(&self.perf, &self.data_file(), &self.dir.0, self.per_thread)?;
         let mut warnings = fold::warnings(&self.dir.0.join("record.err"));
         warnings.extend(folded.warnings);
         Ok(Profile {

@@ -132,20 +132,23 @@ impl ServerProbe {
     /// Opens `dsn` as this host sees the server; an error when it does not
     /// run here.
     #[new]
-    #[pyo3(signature = (dsn, out, interval_seconds=1.0, password_file=None))]
+    /// With `profile_frequency`, each step profiles the server's processes
+    /// with perf at that many samples per CPU second.
+    #[pyo3(signature = (dsn, out, interval_seconds=1.0, password_file=None, profile_frequency=None))]
     fn new(
         py: Python<'_>,
         dsn: &str,
         out: PathBuf,
         interval_seconds: f64,
         password_file: Option<PathBuf>,
+        profile_frequency: Option<u32>,
     ) -> PyResult<Self> {
         let host = py.detach(|| {
             let password = password_file
                 .as_deref()
                 .map(crate::connect::read_password_file)
                 .transpose()?;
-            ServerHost::open(dsn, password.as_deref(), &out, interval_seconds)
+            ServerHost::open(dsn, password.as_deref(), &out, interval_seconds, profile_frequency)
         })?;
         Ok(ServerProbe {
             dir: host.dir().display().to_string(),

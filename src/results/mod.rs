@@ -14,11 +14,12 @@ mod runs;
 mod server;
 mod status;
 mod steps;
+mod threads;
 
 pub use generated::{binary_array, encoded_keys_array, keys_array, rows_batch, rows_schema, text_array};
 pub use histograms::HistogramRow;
 pub use parquet_file::ParquetFile;
-pub use profiles::ProfileRow;
+pub use profiles::{ProfileRow, RoleStack};
 pub use run_results::RunResults;
 pub use runs::{RunRow, SCHEMA_VERSION};
 pub use status::{CampaignRunStatus, RunStatus, StepStatus};

@@ -3,6 +3,7 @@
 //! what sampling cost), for runs with `profile = "perf"` (docs/profiling.md).
 
 use super::columns::{col, Column};
+use crate::metrics::ThreadKind;
 use crate::profile::Profile;
 
 /// One CPU profile of one step: the server's processes, or ibench's own.
@@ -12,8 +13,53 @@ pub struct ProfileRow {
     pub step: String,
     /// Whose processes: `server` or `client` (ibench's own, `profile_client`).
     pub role: &'static str,
-    /// The stacks and what was sampled.
+    /// What was sampled (its `stacks` moved into `stacks`).
     pub profile: Profile,
+    /// The folded stacks, each with its threads' kind and role.
+    pub stacks: Vec<RoleStack>,
+}
+
+impl ProfileRow {
+    /// What the samples saw of the CPU they stand for: their nominal
+    /// seconds (1 ÷ frequency each) ÷ their threads' measured CPU; under 1
+    /// where perf's timer missed some of it (docs/profiling.md). None
+    /// without samples.
+    pub fn sample_coverage(&self) -> Option<f64> {
+        let cpu_s: f64 = self.stacks.iter().map(|s| s.cpu_s).sum();
+        let samples: u64 = self.stacks.iter().map(|s| s.samples).sum();
+        (cpu_s > 0.0).then(|| samples as f64 / f64::from(self.profile.frequency_hz.max(1)) / cpu_s)
+    }
+
+    /// The samples whose stack has a frame that `matches`.
+    pub fn samples_with(&self, matches: impl Fn(&str) -> bool) -> u64 {
+        self.stacks
+            .iter()
+            .filter(|s| s.stack.split(';').any(&matches))
+            .map(|s| s.samples)
+            .sum()
+    }
+
+    /// The CPU seconds the samples of the threads of `kind` stand for.
+    pub fn cpu_of(&self, kind: ThreadKind) -> f64 {
+        self.stacks.iter().filter(|s| s.kind == kind).map(|s| s.cpu_s).sum()
+    }
+
+    /// The samples of the threads of `kind`.
+    pub fn samples_of(&self, kind: ThreadKind) -> u64 {
+        self.stacks.iter().filter(|s| s.kind == kind).map(|s| s.samples).sum()
+    }
+}
+
+/// A folded stack (its first frame the thread's name) of the threads of one role.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RoleStack {
+    pub kind: ThreadKind,
+    pub role: String,
+    pub stack: String,
+    pub samples: u64,
+    /// The CPU seconds its samples stand for (its threads' measured CPU
+    /// shared out by samples: exec/profiling.rs).
+    pub cpu_s: f64,
 }
 
 /// A row of either table: a profile, with its run id and the operations its
@@ -27,8 +73,7 @@ pub(crate) struct ProfileLine<'a> {
 /// A stack of a profile: a row of `profiles.parquet`.
 pub(crate) struct StackLine<'a> {
     pub of: &'a ProfileLine<'a>,
-    pub stack: &'a str,
-    pub samples: u64,
+    pub stack: &'a RoleStack,
 }
 
 /// The columns of `profiles.parquet`.
@@ -38,10 +83,13 @@ pub(crate) fn stack_columns<'a>() -> Vec<Column<StackLine<'a>>> {
         col!("run_id", str, |l: &L| l.of.run_id),
         col!("step", str, |l: &L| l.of.row.step.as_str()),
         col!("role", str, |l: &L| l.of.row.role),
-        col!("stack", str, |l: &L| l.stack),
-        col!("samples", u64, |l: &L| l.samples),
+        col!("stack", str, |l: &L| l.stack.stack.as_str()),
+        col!("samples", u64, |l: &L| l.stack.samples),
         col!("frequency_hz", u32, |l: &L| l.of.row.profile.frequency_hz),
         col!("ops", u64?, |l: &L| l.of.ops),
+        col!("thread_kind", str, |l: &L| l.stack.kind.name()),
+        col!("thread_role", str, |l: &L| l.stack.role.as_str()),
+        col!("cpu_s", f64, |l: &L| l.stack.cpu_s),
     ]
 }
 
@@ -73,6 +121,7 @@ pub(crate) fn profiled_columns<'a>() -> Vec<Column<ProfileLine<'a>>> {
         col!("warnings", str?, |l: &L| (!l.row.profile.warnings.is_empty())
             .then(|| l.row.profile.warnings.join("\n"))),
         col!("ops", u64?, |l: &L| l.ops),
+        col!("sample_coverage", f64?, |l: &L| l.row.sample_coverage()),
     ]
 }
 

@@ -9,9 +9,10 @@ use super::profiles::{self, ProfileLine, ProfileRow, StackLine};
 use super::runs::{self, RunRow};
 use super::server::{self, Line as ServerLine};
 use super::steps::{self, StepRow};
+use super::threads::{self, ThreadLine};
 use super::ParquetFile;
 use crate::error::{Error, Result};
-use crate::metrics::{CounterRow, GaugeRow, HostInterval, IntervalRow, Setting, WaitRow};
+use crate::metrics::{CounterRow, GaugeRow, HostInterval, IntervalRow, Setting, ThreadRow, WaitRow};
 use arrow::array::RecordBatch;
 use std::path::Path;
 
@@ -38,6 +39,8 @@ pub struct RunResults {
     pub waits: Vec<WaitRow>,
     /// Each step's CPU profiles (`profile = "perf"`).
     pub profiles: Vec<ProfileRow>,
+    /// Each step's CPU by thread role: (step, row).
+    pub threads: Vec<(String, ThreadRow)>,
 }
 
 /// A setting of a run, with its run id.
@@ -124,6 +127,22 @@ impl RunResults {
         batch(&server::wait_columns(), lines.iter())
     }
 
+    /// The `threads` table: each step's CPU by thread role, with the step's operations.
+    pub fn threads_batch(&self) -> Result<RecordBatch> {
+        let ops = |step: &str| self.steps.iter().find(|s| s.step == step).and_then(|s| s.cost_ops);
+        let lines: Vec<_> = self
+            .threads
+            .iter()
+            .map(|(step, row)| ThreadLine {
+                run_id: &self.run.run_id,
+                step,
+                row,
+                ops: ops(step),
+            })
+            .collect();
+        batch(&threads::columns(), lines.iter())
+    }
+
     /// The profiles, each with the run id and its step's operations.
     fn profile_lines(&self) -> Vec<ProfileLine<'_>> {
         let ops = |step: &str| self.steps.iter().find(|s| s.step == step).and_then(|s| s.cost_ops);
@@ -142,13 +161,7 @@ impl RunResults {
         let of_profiles = self.profile_lines();
         let lines: Vec<StackLine<'_>> = of_profiles
             .iter()
-            .flat_map(|of| {
-                of.row.profile.stacks.iter().map(move |(stack, samples)| StackLine {
-                    of,
-                    stack,
-                    samples: *samples,
-                })
-            })
+            .flat_map(|of| of.row.stacks.iter().map(move |stack| StackLine { of, stack }))
             .collect();
         let stacks = batch(&profiles::stack_columns(), lines.iter());
         stacks
@@ -198,6 +211,7 @@ impl RunResults {
             ("waits", self.waits_batch()?),
             ("profiles", self.profiles_batch()?),
             ("profiled", self.profiled_batch()?),
+            ("threads", self.threads_batch()?),
         ] {
             write_whole(dir, name, &batch)?;
         }

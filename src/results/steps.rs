@@ -116,6 +116,12 @@ pub struct StepRow {
     pub found: Option<u64>,
     /// What the storage engine did (RocksDB).
     pub engine: Option<EngineDelta>,
+    /// The database's CPU seconds in threads serving the clients, and in
+    /// threads working behind them (`metrics::threads`): a local server's
+    /// processes, else (an embedded engine) ibench's workers and the
+    /// engine's own pools. None when no thread was measured.
+    pub fg_cpu_s: Option<f64>,
+    pub bg_cpu_s: Option<f64>,
 }
 
 impl StepRow {
@@ -150,6 +156,12 @@ impl StepRow {
     /// The values of [`COST_COLUMNS`] (see [`per_operation`]).
     pub fn costs(&self) -> [Option<f64>; 10] {
         per_operation(&self.system, self.cost_ops, self.elapsed_s)
+    }
+
+    /// CPU µs per operation of `seconds` (None: no operations counted).
+    fn per_op_us(&self, seconds: Option<f64>) -> Option<f64> {
+        let ops = self.cost_ops.filter(|&n| n > 0)?;
+        Some(seconds? / ops as f64 * 1e6)
     }
 
     /// Statistic `index` (LAG_STATS order) of `op`'s schedule lag, µs.
@@ -215,6 +227,10 @@ pub(crate) fn columns() -> Vec<Column<StepRow>> {
     for (i, name) in COST_COLUMNS.iter().enumerate() {
         c.push(col!(*name, f64?, |s: &StepRow| s.costs()[i]));
     }
+    c.extend([
+        col!("fg_cpu_us_per_op", f64?, |s: &StepRow| s.per_op_us(s.fg_cpu_s)),
+        col!("bg_cpu_us_per_op", f64?, |s: &StepRow| s.per_op_us(s.bg_cpu_s)),
+    ]);
     for op in STEP_OPS {
         for (t, time) in ["resp", "svc"].into_iter().enumerate() {
             for (i, (_, p)) in PERCENTILES.iter().enumerate() {
@@ -292,6 +308,8 @@ fn cost_base_columns() -> Vec<Column<StepRow>> {
         col!("client_cpu_s", f64?, |s: &StepRow| s.system.client_cpu_s),
         col!("client_sys_s", f64?, |s: &StepRow| s.system.client_sys_s),
         col!("server_cpu_s", f64?, |s: &StepRow| s.system.server_cpu_s),
+        col!("fg_cpu_s", f64?, |s: &StepRow| s.fg_cpu_s),
+        col!("bg_cpu_s", f64?, |s: &StepRow| s.bg_cpu_s),
         col!("context_switches", u64?, |s: &StepRow| s.system.ctxt),
         col!("disk_reads", u64?, |s: &StepRow| s.system.disk.map(|d| d.reads)),
         col!("disk_writes", u64?, |s: &StepRow| s.system.disk.map(|d| d.writes)),

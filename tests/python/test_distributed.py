@@ -25,6 +25,7 @@ import pytest
 from distributed import Client, LocalCluster
 
 import ibench
+from ibench import _native
 from ibench import gen
 from ibench.distributed import _Coordinator, worker_addresses
 
@@ -221,10 +222,29 @@ def test_the_server_hosts_worker_fills_the_server_columns(client: Client, tmp_pa
         rows_l_i0=20_000,
         steps=["l.i0", "l.x", "qp100"],
         query_seconds=3.0,
+        profile="perf",
         progress=False,
     )
     shards = pq.read_table(r.path / "shards.parquet").to_pylist()
     assert [s["worker"] for s in shards] == [shard_worker]
+    # The server's CPU by thread role comes from its host's worker, per
+    # operation of the merged step; profiles and waits are merged too.
+    t = r.threads
+    server = t[t["side"] == "server"]
+    assert {"l.i0", "qp100"} <= set(server["step"]), t
+    fg = server[server["kind"] == "foreground"].groupby("step")["cpu_s"].sum()
+    assert fg["qp100"] > 0 and fg["l.i0"] > 0, server
+    merged_steps = r.steps.set_index("step")
+    assert (merged_steps.loc[["l.i0", "qp100"], "fg_cpu_us_per_op"] > 0).all(), merged_steps["fg_cpu_us_per_op"]
+    ops = merged_steps["cost_ops"]
+    assert (server["ops"].to_numpy() == ops.reindex(server["step"]).to_numpy()).all()
+    if _native.perf_unavailable() is None:
+        p = r.profiles
+        assert set(p["role"]) == {"server"} and (p["run_id"] == r.runs["run_id"].iloc[0]).all()
+        assert (p["ops"].to_numpy() == ops.reindex(p["step"]).to_numpy()).all()
+        assert set(p["thread_kind"]) >= {"foreground"}
+    waits = r.waits
+    assert waits.empty or (waits["ops"].to_numpy() == ops.reindex(waits["step"]).to_numpy()).all()
     steps = r.steps.set_index("step")
     assert (steps.loc[["l.i0", "qp100"], "server_cpu_us_per_op"] > 0).all(), steps["server_cpu_us_per_op"]
     assert (steps["server_max_rss_bytes"] > 0).all()

@@ -88,7 +88,9 @@ def test_the_report_explains_a_significant_ratio_beside_it(runs: list[ibench.Res
     page = report.render(runs, base="light")
     assert "<h2>Why</h2>" in page
     assert "why: l.i0, heavy at" in page
-    assert "CPU µs per operation by function (client)" in page
+    # Narrowed to the kind of thread whose CPU changed: the workers burn.
+    assert "CPU µs per operation by thread role" in page
+    assert "CPU µs per operation by function (client foreground)" in page
     assert page.count("data:image/svg+xml;base64,") == 3  # the differential graph and a graph per run
     assert "CPU profile: light (client)" in page
 
@@ -115,6 +117,71 @@ def test_explain_names_the_commit_path_of_postgresql_s_synchronous_commit(tmp_pa
     # The call paths name it among their first rows, unresolved frames left out.
     paths = list(e.paths.index[:10])
     assert "XLogFlush" in paths and not any(p.startswith("[") for p in paths), e.paths
+    # By thread role: the backends' CPU per operation is what changed, and
+    # within them the commit's path leads, not the frames every backend's
+    # stack has.
+    roles = e.roles
+    backends = roles.loc[("server", "foreground", "client backend")]
+    assert backends["other"] > backends["base"], roles
+    assert roles.index.get_level_values("kind").isin(["foreground", "background", "monitor", "ended"]).all()
+    fg = ibench.explain(runs, "l.i0", base="async", role="foreground")
+    # The commit's path: XLogFlush and the kernel's sync under it (which of
+    # them leads is within the sampling noise: they change by nearly as much).
+    leading = list(fg.paths.index[:5])
+    assert "XLogFlush" in leading, fg.paths
+    entry = {"main", "__libc_start_call_main", "__libc_start_main", "PostmasterMain", "PostgresMain", "ServerLoop"}
+    assert not entry & set(fg.paths.index[:5]), fg.paths
+    one = ibench.explain(runs, "l.i0", base="async", role="client backend")
+    assert one.paths.index[0] == fg.paths.index[0]
+    background = ibench.explain(runs, "l.i0", base="async", role="background")
+    assert "XLogFlush" not in set(background.paths.index[:3]) or background.paths.empty
+    # An unknown role is named, with the ones the runs have.
+    with pytest.raises(ibench.ConfigError, match=r"invalid role: 'checkpointr'.*checkpointer"):
+        ibench.explain(runs, "l.i0", base="async", role="checkpointr")
+    with pytest.raises(ibench.ConfigError, match="invalid side: 'servers'"):
+        ibench.explain(runs, "l.i0", base="async", role="foreground", side="servers")
+    svg = plots.flamegraph(runs[1], "l.i0", role="foreground")
+    assert "XLogFlush" in svg and "checkpointer" not in svg
+    page = report.render(runs, base="async")
+    if "why: l.i0" in page:
+        assert "CPU µs per operation by thread role" in page
+
+
+def test_a_role_asked_of_profiles_without_their_threads_is_refused(runs: list[ibench.Results], tmp_path: Path) -> None:
+    """Result folders from before stacks kept their threads: the sides still
+    explain; a thread role is refused, saying why."""
+    import shutil
+
+    import pyarrow.parquet as pq
+
+    old = []
+    for r in runs:
+        run_dir = Path(r.paths[0])
+        copy = tmp_path / run_dir.name
+        shutil.copytree(run_dir, copy)
+        table = pq.read_table(copy / "profiles.parquet")
+        pq.write_table(table.drop_columns(["thread_kind", "thread_role", "cpu_s"]), copy / "profiles.parquet")
+        (copy / "threads.parquet").unlink()
+        old.append(ibench.load(copy))
+    e = ibench.explain(old, "l.i0", base="light", role="client")
+    assert any(str(f).endswith("::burn_cpu") for f in e.functions.index[:5]), e.functions
+    with pytest.raises(ibench.ConfigError, match=r"invalid role: 'foreground' needs each stack's threads.*older"):
+        ibench.explain(old, "l.i0", base="light", role="foreground", side="client")
+
+
+def test_an_embedded_engine_s_roles_are_ibench_s_own_threads(runs: list[ibench.Results]) -> None:
+    """The null connector's work runs on ibench's workers: the client's
+    foreground, whose profile holds the burn and adds up to its CPU."""
+    heavy = runs[1]
+    t = heavy.threads
+    client = t[t["side"] == "client"].set_index(["kind", "role"])["cpu_s"]
+    assert client[("foreground", "ibench workers")] > 0.8 * client.sum(), client
+    p = heavy.profiles
+    fg = p[p["thread_kind"] == "foreground"]
+    assert fg["cpu_s"].sum() == pytest.approx(client[("foreground", "ibench workers")], rel=0.05)
+    assert set(fg["thread_role"]) == {"ibench workers"}
+    e = ibench.explain(runs, "l.i0", base="light", role="ibench workers", side="client")
+    assert any(str(f).endswith("::burn_cpu") for f in e.functions.index[:3]), e.functions
 
 
 def test_the_report_s_why_section_opens_in_chromium_with_its_flame_graph(

@@ -8,7 +8,7 @@ use super::error::my_err;
 use crate::connect::sql::Engine;
 use crate::connect::ServerCounters;
 use crate::error::Result;
-use crate::metrics::{number, Counter, Gauge, WaitReading};
+use crate::metrics::{number, Counter, Gauge, NamedThread, ThreadKind, WaitReading};
 use mysql::prelude::Queryable;
 use mysql::Conn;
 
@@ -154,6 +154,65 @@ impl ServerCounters for MysqlStats {
             Some("1" | "ON") => Ok("performance_schema"),
             _ => Err("performance_schema is off on this server, so it reports no waits (performance_schema = ON in its configuration)".into()),
         })
+    }
+
+    /// The server's threads by their operating-system ids:
+    /// `performance_schema.threads` where it is on (every thread, named:
+    /// `innodb/page_flush_coordinator_thread`, its type), else MariaDB's
+    /// processlist (its `TID` column: the connections' threads alone; MySQL's
+    /// has none). This reader's own connection is ibench's monitor.
+    fn thread_roles(&mut self) -> Result<Vec<NamedThread>> {
+        let kind = |type_: &str, mine: bool| match (mine, type_) {
+            (true, _) => ThreadKind::Monitor,
+            (false, "FOREGROUND") => ThreadKind::Foreground,
+            _ => ThreadKind::Background,
+        };
+        // A daemon with a session (the event scheduler, MySQL's GTID table
+        // compressor) is FOREGROUND to performance_schema; it serves no client.
+        let threads: std::result::Result<Vec<(i64, String, String, i64)>, _> = self.conn.query(
+            "SELECT THREAD_OS_ID, NAME,
+                    IF(TYPE = 'FOREGROUND' AND IFNULL(PROCESSLIST_COMMAND, '') <> 'Daemon', 'FOREGROUND', 'BACKGROUND'),
+                    IFNULL(PROCESSLIST_ID = CONNECTION_ID(), 0)
+             FROM performance_schema.threads WHERE THREAD_OS_ID IS NOT NULL",
+        );
+        match threads {
+            Ok(rows) if !rows.is_empty() => {
+                return Ok(rows
+                    .into_iter()
+                    .map(|(id, name, type_, mine)| NamedThread {
+                        id: id as i32,
+                        role: match mine {
+                            1 => "ibench monitor".into(),
+                            _ => name
+                                .strip_prefix("thread/")
+                                .unwrap_or(&name)
+                                .replace("sql/one_connection", "connection"),
+                        },
+                        kind: kind(&type_, mine == 1),
+                    })
+                    .collect())
+            }
+            _ => {}
+        }
+        let connections: std::result::Result<Vec<(i64, i64, String)>, _> = self
+            .conn
+            .query("SELECT TID, ID = CONNECTION_ID(), USER FROM information_schema.PROCESSLIST WHERE TID IS NOT NULL");
+        Ok(connections
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(id, mine, user)| {
+                let system = user == "system user" || user == "event_scheduler";
+                NamedThread {
+                    id: id as i32,
+                    role: match (mine, system) {
+                        (1, _) => "ibench monitor".into(),
+                        (_, true) => user,
+                        _ => "connection".into(),
+                    },
+                    kind: kind(if system { "BACKGROUND" } else { "FOREGROUND" }, mine == 1),
+                }
+            })
+            .collect())
     }
 
     /// Every wait event's total since the server started:

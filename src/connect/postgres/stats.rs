@@ -14,7 +14,7 @@
 use super::error::pg_err;
 use crate::connect::{ServerCounters, KV_TABLE};
 use crate::error::Result;
-use crate::metrics::{number, Counter, Gauge, WaitReading};
+use crate::metrics::{number, Counter, Gauge, NamedThread, ThreadKind, WaitReading};
 use postgres::{Client, SimpleQueryMessage};
 use std::time::{Duration, Instant};
 
@@ -193,6 +193,35 @@ impl ServerCounters for PostgresStats {
             self.statement_counts(&mut out)?;
         }
         Ok(out)
+    }
+
+    /// Every process of the server by its pid: `pg_stat_activity`'s
+    /// `backend_type` (client backend, checkpointer, walwriter, autovacuum
+    /// worker, ...); this reader's own backend is ibench's monitor.
+    fn thread_roles(&mut self) -> Result<Vec<NamedThread>> {
+        let rows = self
+            .client
+            .query(
+                "SELECT pid, backend_type, pid = pg_backend_pid(), application_name = $1 FROM pg_stat_activity",
+                &[&self.sessions],
+            )
+            .map_err(|e| pg_err(&self.target, "pg_stat_activity", e))?;
+        Ok(rows
+            .iter()
+            .filter_map(|row| {
+                let (pid, backend_type): (Option<i32>, Option<String>) = (row.get(0), row.get(1));
+                let (mine, ours): (Option<bool>, Option<bool>) = (row.get(2), row.get(3));
+                let backend_type = backend_type.unwrap_or_default();
+                let (kind, role) = match (mine, ours, backend_type.as_str()) {
+                    (Some(true), ..) => (ThreadKind::Monitor, "ibench monitor".to_string()),
+                    (_, Some(true), "client backend") => (ThreadKind::Foreground, backend_type),
+                    // Someone else's session: serving clients, not ibench's.
+                    (_, _, "client backend") => (ThreadKind::Foreground, "other clients".to_string()),
+                    _ => (ThreadKind::Background, backend_type),
+                };
+                Some(NamedThread { id: pid?, role, kind })
+            })
+            .collect())
     }
 
     fn wait_source(&mut self) -> Option<std::result::Result<&'static str, String>> {
