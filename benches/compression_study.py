@@ -1,7 +1,7 @@
 """The seeds' RocksDB compression study at a scale this machine can run.
 
     python3 benches/compression_study.py [--num 2000000] [--duration 60] [--repeats 1]
-                                         [--dir /dev/shm] [--out docs/compression-study.md]
+                                         [--dir /dev/shm] [--profile] [--out docs/compression-study.md]
 
 Runs the `universal-compression` preset (fillseq -> overwritesome ->
 waitforcompaction -> overwriteandwait, 400-byte values compressible to 0.5,
@@ -10,14 +10,20 @@ compaction, `--repeats` times per configuration, interleaved, and prints
 (or writes) the tables the published report shows: ips, stall%, w_amp,
 compaction wall and CPU seconds, size, for fillseq and overwriteandwait, as
 means with their run-to-run spread, and whether fillseq shows the seed's
-shape. Needs the package installed from this checkout (`pip install .`,
-which includes RocksDB).
+shape. With `--profile`, every step is profiled with perf (ibench's own
+process: the writer and RocksDB's pools run there) and the Markdown gains
+where each step's CPU per operation went by thread role (the writer, the
+flush and compaction pools), how busy the writer and the pools were, what
+compression cost and on which threads, and differential flame graphs
+(SVG files beside --out). Needs the package installed from this checkout
+(`pip install .`, which includes RocksDB).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import os
 import platform
 import tempfile
@@ -198,6 +204,83 @@ def shape(runs: "pd.DataFrame") -> list[str]:
     return [f"- {'yes' if ok else '**no**'}: {what} ({figures})" for what, ok, figures in checks]
 
 
+# Frames of the compressors RocksDB links (lz4, zstd, snappy, zlib): their CPU is what compression costs.
+COMPRESS = re.compile(r"^(LZ4_compress|ZSTD_compress|ZSTD_compressBlock|ZSTD_compressStream|snappy::Compress|deflate)")
+DECOMPRESS = re.compile(r"^(LZ4_decompress|ZSTD_decompress|snappy::RawUncompress|inflate)")
+# The client side's roles: the writer (ibench's worker thread) and RocksDB's pools.
+ROLES = [("ibench workers", "writer"), ("rocksdb:high", "flush (high)"), ("rocksdb:low", "compaction (low)")]
+
+
+def _frame_cpu(profiles: "pd.DataFrame", pattern: "re.Pattern[str]") -> "pd.Series":
+    """CPU seconds of the stacks with a frame matching ``pattern``, by thread role."""
+    if profiles.empty:
+        return profiles.groupby("thread_role")["cpu_s"].sum()
+    hit = profiles["stack"].map(lambda st: any(pattern.match(f) for f in st.split(";")))
+    return profiles[hit].groupby("thread_role")["cpu_s"].sum()
+
+
+def by_role(loaded: list["ibench.Results"], step: str) -> "pd.DataFrame":
+    """Per run of ``step``: ips, stall%, each role's CPU µs per operation and
+    its busy share of the step's wall time, and compression's CPU µs per
+    operation on each role (from the profile), indexed by configuration."""
+    import pandas as pd
+
+    rows = []
+    for r in loaded:
+        s = r.steps[r.steps["step"] == step].iloc[0]
+        ops = float(s["cost_ops"]) if s["cost_ops"] == s["cost_ops"] and s["cost_ops"] else float(s["inserts"])
+        wall = float(s["elapsed_s"])
+        t = r.threads
+        t = t[(t["step"] == step) & (t["side"] == "client")].groupby("role")["cpu_s"].sum()
+        p = r.profiles
+        p = p[(p["step"] == step) & (p["role"] == "client")]
+        comp, decomp = _frame_cpu(p, COMPRESS), _frame_cpu(p, DECOMPRESS)
+        row = {"config": r.runs["label"].iloc[0], "ips": float(s["ips"] or 0),
+               "stall%": float(s["stall_pct"] or 0)}
+        for role, name in ROLES:
+            row[f"{name} us/op"] = float(t.get(role, 0.0)) / ops * 1e6 if ops else float("nan")
+            row[f"{name} busy"] = float(t.get(role, 0.0)) / wall if wall else float("nan")
+            row[f"{name} compress us/op"] = float(comp.get(role, 0.0)) / ops * 1e6 if ops else float("nan")
+            row[f"{name} decompress us/op"] = float(decomp.get(role, 0.0)) / ops * 1e6 if ops else float("nan")
+        row["coverage"] = float(r.profiled.loc[r.profiled["step"] == step, "sample_coverage"].mean()) \
+            if "sample_coverage" in r.profiled else float("nan")
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("config")
+
+
+def roles_table(frame: "pd.DataFrame") -> str:
+    """The means of :func:`by_role` per configuration, as Markdown."""
+    mean = frame.groupby(frame.index, sort=False).mean()
+    head = ["config", "ips", "stall%"] + [f"{n} µs/op (busy)" for _, n in ROLES] + \
+        [f"compress µs/op on {n.split()[0]}" for _, n in ROLES[1:]] + ["decompress µs/op (compaction)"]
+    rows = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
+    for name, m in mean.iterrows():
+        cells = [str(name), f"{m['ips']:,.0f}", f"{m['stall%']:.1f}"]
+        cells += [f"{m[f'{n} us/op']:.2f} ({100 * m[f'{n} busy']:.0f}%)" for _, n in ROLES]
+        cells += [f"{m[f'{n} compress us/op']:.2f}" for _, n in ROLES[1:]]
+        cells += [f"{m['compaction (low) decompress us/op']:.2f}"]
+        rows.append("| " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def writer_paths(loaded: list["ibench.Results"], step: str, base: str, other: str, out: Path, top: int = 8) -> str:
+    """The writer's and the pools' call paths that changed most from ``base``
+    to ``other`` in ``step``, and their differential flame graphs written
+    beside ``out``; Markdown."""
+    lines = []
+    for role, name in [("foreground", "the writer"), ("background", "the flush and compaction pools")]:
+        e = ibench.explain(loaded, step, base=base, other=other, role=role, side="client", top=top)
+        svg = out.parent / f"{out.stem}-{step}-{other}-{role}.svg"
+        svg.write_text(e.flamegraph())
+        paths = e.paths[["inclusive_base", "inclusive_other", "inclusive_change"]].head(top)
+        lines += [f"{step}, {name} ({role} threads): CPU µs per operation of the call paths that changed most, "
+                  f"{base} → {other}; differential flame graph: [{svg.name}]({svg.name}).", "",
+                  "| path | " + base + " | " + other + " | change |", "|---|---:|---:|---:|"]
+        lines += [f"| `{f[:90]}` | {b:.2f} | {o:.2f} | {c:+.2f} |" for f, (b, o, c) in paths.iterrows()]
+        lines.append("")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--num", type=int, default=2_000_000, help="keys (default 2,000,000)")
@@ -210,6 +293,8 @@ def main() -> None:
                         "m1.none, m1.lz4 and m1.zstd are needed for the shape")
     parser.add_argument("--out", type=Path, help="write the Markdown here instead of printing it")
     parser.add_argument("--results", type=Path, default=Path("ibench-results/compression-study"))
+    parser.add_argument("--profile", action="store_true", help="profile every step with perf (ibench's own process) "
+                        "and add where the CPU went by thread role, with differential flame graphs beside --out")
     parser.add_argument("--load", action="store_true", help="make the tables from the runs already under --results "
                         "(made by this script with the same arguments) instead of running")
     args = parser.parse_args()
@@ -243,6 +328,7 @@ def main() -> None:
                     label=name,
                     out=args.results,
                     progress=False,
+                    **({"profile": "perf", "profile_client": True, "profile_frequency": 499} if args.profile else {}),
                 )
                 paths.append(r.path)
                 print(f"{name} #{repeat + 1}: {time.time() - started:.0f} s", flush=True)
@@ -258,6 +344,16 @@ def main() -> None:
     command += (f" --repeats {args.repeats}" if args.repeats != 1 else "") + (f" --dir {args.dir}" if args.dir else "")
     command += f" --configs {args.configs}" if chosen != list(CONFIGS) else ""
     command += f" --options '{args.options}'" if args.options else ""
+    command += " --profile" if args.profile else ""
+    out = args.out or Path("compression-study.md")
+    roles: list[str] = []
+    if args.profile and {"m1.none", "m1.zstd"} <= set(chosen):
+        roles = ["## Where the time goes, thread by thread", ""]
+        for step in ("fillseq", "overwriteandwait"):
+            roles += [f"{step}: CPU µs per operation of each thread role (in brackets its busy share of the "
+                      "step's wall time: 100% is one core all the time), and what compression cost on each.", "",
+                      roles_table(by_role(loaded, step)), "",
+                      writer_paths(loaded, step, "m1.none", "m1.zstd", out)]
     lines = [
         "# Compression with universal compaction: a small-scale reproduction",
         "",
@@ -311,6 +407,7 @@ def main() -> None:
         "",
         side_by_side(last, "overwriteandwait"),
         "",
+        *roles,
         "## Every step of every run",
         "",
         ibench.tables.engine(loaded).to_markdown(),

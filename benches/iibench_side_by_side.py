@@ -14,9 +14,17 @@ Around every step it samples
   mysqld on MySQL; every process of that name when the pid cannot be found), so a
   local server only;
 
+* the server's CPU by thread role: every 0.1 s each server thread's (or
+  PostgreSQL process's) CPU, foreground when it serves a client connection
+  (a PostgreSQL client backend; a MySQL/MariaDB thread that
+  information_schema.PROCESSLIST's TID names as a connection), background
+  otherwise, named where PostgreSQL's process titles name it (checkpointer,
+  walwriter, autovacuum worker, ...); what no look saw is `unseen`
+  (background): the same sampler for both clients (`RoleSampler`);
+
 and prints a Markdown table per step: rate, client µs/op, server µs/op and the
-ratios ibench/reference (medians over the repeats), then a second table of
-wall-clock figures.
+ratios ibench/reference (medians over the repeats), the server's foreground
+and background µs/op of each, then a table of wall-clock figures.
 
     python3 benches/iibench_side_by_side.py --iibench /path/to/iibench.py \\
         --db postgres://postgres@127.0.0.1:5432/ib_ref \\
@@ -258,6 +266,116 @@ def find_server(dsn: Dsn) -> ServerProcs:
     return ServerProcs(None, names)
 
 
+# ------------------------------------------------------------- server CPU by role
+
+# PostgreSQL's background processes as their titles name them (as ibench's metrics/threads.rs does).
+PG_BACKGROUND = ("checkpointer", "background writer", "walwriter", "autovacuum launcher", "autovacuum worker",
+                 "logical replication launcher", "logical replication worker", "archiver", "stats collector",
+                 "walsender", "walreceiver", "walsummarizer", "startup", "io worker", "parallel worker")
+
+
+def _boot_ticks() -> int:
+    """Clock ticks since boot now."""
+    return int(float(Path("/proc/uptime").read_text().split()[0]) * TICK)
+
+
+class RoleSampler:
+    """The server's CPU over a step split into foreground (the threads or
+    processes serving client connections) and background (the rest, by
+    role), measured the same way for both clients: every 0.1 s it reads each
+    server thread's utime+stime (PostgreSQL: each child process of the
+    postmaster, named by its title; MySQL/MariaDB: each thread of the
+    server, foreground when information_schema.PROCESSLIST's TID names it as
+    a connection other than this sampler's own and not a daemon), keeping
+    each one's first and last look. What no look saw (processes that ran
+    only between two looks) is `unseen`: the measured total less the sum."""
+
+    def __init__(self, dsn: Dsn, server: ServerProcs) -> None:
+        self.dsn, self.server = dsn, server
+        self.seen: dict[tuple[int, int], list[Any]] = {}  # (tid, start) -> [first, last, role]
+        self.since = _boot_ticks()
+        self.connections: set[int] = set()
+        self.stop = threading.Event()
+        self.conn: Any = None
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+
+    def __enter__(self) -> "RoleSampler":
+        if self.server.root is not None:
+            if self.dsn.dbms != "postgres":
+                self.conn = connect(self.dsn)
+                self.own_tid = int(query_one(self.conn, "select tid from information_schema.processlist "
+                                                        "where id = connection_id()") or -1)
+            self.look()
+            self.thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.server.root is not None:
+            self.stop.set()
+            self.thread.join()
+            self.look()
+            if self.conn is not None:
+                self.conn.close()
+
+    def _loop(self) -> None:
+        n = 0
+        while not self.stop.wait(0.1):
+            if self.conn is not None and n % 10 == 0:
+                self._connections()
+            self.look()
+            n += 1
+
+    def _connections(self) -> None:
+        """The server threads serving client connections (MySQL/MariaDB)."""
+        cur = self.conn.cursor()
+        cur.execute("select tid from information_schema.processlist where command <> 'Daemon' and tid is not null")
+        self.connections |= {int(r[0]) for r in cur.fetchall() if int(r[0]) != self.own_tid}
+        cur.close()
+
+    def _threads(self) -> Iterator[tuple[int, int, int, str]]:
+        """(tid, start, utime+stime ticks, role) of each server thread now."""
+        root = self.server.root
+        assert root is not None
+        if self.dsn.dbms == "postgres":
+            pids = [pid for pid in all_pids() if pid == root or (proc_stat(pid) or ("", 0, 0))[1] == root]
+            paths = [(pid, Path(f"/proc/{pid}")) for pid in pids]
+        else:
+            task = Path(f"/proc/{root}/task")
+            paths = [(int(t.name), t) for t in task.iterdir()] if task.exists() else []
+        for tid, path in paths:
+            try:
+                text = (path / "stat").read_text()
+                title = (path / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+            except OSError:
+                continue
+            fields = text[text.rindex(")") + 2:].split()
+            yield tid, int(fields[19]), int(fields[11]) + int(fields[12]), self._role(tid, title)
+
+    def _role(self, tid: int, title: str) -> str:
+        if self.dsn.dbms == "postgres":
+            rest = title.removeprefix("postgres: ")
+            if rest == title:
+                return "postmaster"
+            return next((k for k in PG_BACKGROUND if k in rest), "foreground")
+        return "foreground" if tid in self.connections else "background"
+
+    def look(self) -> None:
+        for tid, start, ticks, role in self._threads():
+            entry = self.seen.setdefault((tid, start), [0 if start > self.since else ticks, ticks, role])
+            entry[1] = ticks
+            if role == "foreground":  # MySQL: a thread becomes a connection's once PROCESSLIST names it
+                entry[2] = role
+
+    def split(self, total_s: Optional[float]) -> dict[str, float]:
+        """CPU seconds by role (`foreground`, each background role, `unseen`)."""
+        roles: dict[str, float] = {}
+        for first, last, role in self.seen.values():
+            roles[role] = roles.get(role, 0.0) + (last - first) / TICK
+        if total_s is not None and roles:
+            roles["unseen"] = total_s - sum(roles.values())
+        return roles
+
+
 # ---------------------------------------------------------------------- measurements
 
 
@@ -276,6 +394,17 @@ class Result:
     bg_ips: Optional[float] = None  # inserts/s achieved during a q step
     note: str = ""
     repeat: int = 0
+    roles: dict[str, float] = dataclasses.field(default_factory=dict)  # server CPU s by role (RoleSampler)
+
+    @property
+    def fg_cpu_s(self) -> Optional[float]:
+        """The server's CPU serving the client's connections."""
+        return self.roles.get("foreground") if self.roles else None
+
+    @property
+    def bg_cpu_s(self) -> Optional[float]:
+        """The server's CPU behind them (every other role, the unseen rest included)."""
+        return sum(v for k, v in self.roles.items() if k != "foreground") if self.roles else None
 
     def per_op_us(self, seconds: Optional[float]) -> Optional[float]:
         """CPU µs per operation, None without operations or a sample."""
@@ -497,11 +626,14 @@ def run_ref_step(ctx: "Context", step: str) -> Result:
     """Run one step of the reference client in its own process and measure it."""
     argv = [ctx.python, str(ctx.iibench)] + ctx.ref_flags + ref_step_flags(step, ctx.sizes)
     log = ctx.logs / f"r{ctx.repeat}.ref.{step}.log"
-    a = sample(ctx.server)
-    rc = run_child(argv, log, ctx.ref_cwd, ctx.ref_env, ctx.step_timeout, fatal=REF_FATAL)
-    b = sample(ctx.server)
+    with RoleSampler(ctx.dsn, ctx.server) as roles:
+        a = sample(ctx.server)
+        rc = run_child(argv, log, ctx.ref_cwd, ctx.ref_env, ctx.step_timeout, fatal=REF_FATAL)
+        b = sample(ctx.server)
     wall, client, server = deltas(a, b, in_process=False)
-    return ref_result(step, ctx.sizes, parse_ref_output(log.read_text()), rc, wall, client, server)
+    r = ref_result(step, ctx.sizes, parse_ref_output(log.read_text()), rc, wall, client, server)
+    r.roles = roles.split(server)
+    return r
 
 
 # ----------------------------------------------------------- the scripts' wait step
@@ -702,9 +834,10 @@ def run_ibench_step(ctx: "Context", step: str, out: Path) -> Result:
     out.mkdir(parents=True, exist_ok=True)
     before = run_dirs(out)
     log = ctx.logs / f"r{ctx.repeat}.ibench.{step}.log"
-    a = sample(ctx.server)
-    rc = run_child(ibench_argv(ctx, step, out), log, out, timeout=ctx.step_timeout)
-    b = sample(ctx.server)
+    with RoleSampler(ctx.dsn, ctx.server) as roles:
+        a = sample(ctx.server)
+        rc = run_child(ibench_argv(ctx, step, out), log, out, timeout=ctx.step_timeout)
+        b = sample(ctx.server)
     wall, client, server = deltas(a, b, in_process=False)
     new = sorted(run_dirs(out) - before, key=lambda p: p.stat().st_mtime)
     try:
@@ -713,7 +846,8 @@ def run_ibench_step(ctx: "Context", step: str, out: Path) -> Result:
         st = read_ibench_step(new[-1], step)
     except (ValueError, OSError, KeyError) as e:
         return Result("ibench", step, False, 0.0, None, wall, client, server, None, f"failed: {e}")
-    return Result("ibench", step, True, st.ops, st.rate, wall, client, server, st.bg_ips)
+    return Result("ibench", step, True, st.ops, st.rate, wall, client, server, st.bg_ips,
+                  roles=roles.split(server))
 
 
 def startup_cpu(argv: Sequence[str], cwd: Path, env: Optional[dict[str, str]] = None, runs: int = 3) -> float:
@@ -838,6 +972,27 @@ def main_table(results: Sequence[Result], steps: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
+def roles_table(results: Sequence[Result], steps: Sequence[str]) -> str:
+    """The server's CPU per operation, foreground and background apart, and
+    the background roles that differ most (medians over the repeats)."""
+    head = ("| step | ref fg µs/op | ibench fg µs/op | ratio | ref bg µs/op | ibench bg µs/op | ratio "
+            "| bg roles, ref → ibench µs/op |")
+    lines = [head, "|" + "---|" * 8]
+    for step in steps:
+        if step == "wait":
+            continue
+        fg = [pick(results, c, step, lambda r: r.per_op_us(r.fg_cpu_s)) for c in ("ref", "ibench")]
+        bg = [pick(results, c, step, lambda r: r.per_op_us(r.bg_cpu_s)) for c in ("ref", "ibench")]
+        names = sorted({k for r in results if r.step == step for k in r.roles if k != "foreground"})
+        per_role = {k: [pick(results, c, step, lambda r, k=k: r.per_op_us(r.roles.get(k, 0.0)))
+                        for c in ("ref", "ibench")] for k in names}
+        top = sorted(per_role.items(), key=lambda kv: -max(abs(v or 0) for v in kv[1]))[:3]
+        detail = ", ".join(f"{k} {fmt(a, 2)} → {fmt(b, 2)}" for k, (a, b) in top)
+        lines.append("| " + " | ".join([step, fmt(fg[0]), fmt(fg[1]), fmt(ratio(*fg), 2), fmt(bg[0]), fmt(bg[1]),
+                                         fmt(ratio(*bg), 2), detail]) + " |")
+    return "\n".join(lines)
+
+
 def wall_table(results: Sequence[Result], steps: Sequence[str]) -> str:
     """Wall-clock figures: operations, child seconds, ops per wall second, q-step insert rate."""
     head = ("| step | ref ops | ibench ops | ref wall s | ibench wall s | ref ops/wall s | ibench ops/wall s "
@@ -945,6 +1100,12 @@ def report(ctx: Context, steps: Sequence[str], results: Sequence[Result], repeat
         "µs/op: CPU per row, row indexed or query. ratio = ibench / reference.",
         "",
         main_table(results, steps),
+        "",
+        "The server's CPU per operation by thread role: foreground (the processes or threads serving the "
+        "client's connections) and background (everything else, what no 0.1-s look saw included), "
+        "the same sampler for both clients:",
+        "",
+        roles_table(results, steps),
         "",
         "Wall clock (child process start to exit, as np.sh times a step):",
         "",
