@@ -283,7 +283,9 @@ fn embedded_rocksdb_s_writers_and_its_pools_add_up_to_ibench_s_cpu() {
     }
     let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let dir = tempfile::tempdir().unwrap();
-    // Small memtables and L0 files: flushes and compactions all along.
+    // Small memtables and L0 files: flushes and compactions all along, and
+    // after the writes the compaction overwriteandwait waits for, which its
+    // profile covers as its threads' CPU does (the samples then see all of it).
     let db = format!(
         "rocksdb:{}?write_buffer_size=1M&target_file_size_base=1M&max_bytes_for_level_base=4M",
         dir.path().join("db").display()
@@ -291,11 +293,11 @@ fn embedded_rocksdb_s_writers_and_its_pools_add_up_to_ibench_s_cpu() {
     let (_out_dir, out) = run_ok(
         &db,
         json!({
-            "preset": "kv-quick", "steps": ["fillrandom", "overwrite"], "num": 100_000, "duration": 5,
+            "preset": "kv-quick", "steps": ["fillrandom", "overwriteandwait"], "num": 100_000, "duration": 5,
             "value_size": 400, "profile": "perf", "profile_client": true, "profile_frequency": 999,
         }),
     );
-    let roles = adds_up(&out, "overwrite", Side::Client, 0.1);
+    let roles = adds_up(&out, "overwriteandwait", Side::Client, 0.1);
     assert_eq!(busy(&roles, ThreadKind::Foreground), ["ibench workers"], "{roles:?}");
     let pools = busy(&roles, ThreadKind::Background);
     assert!(
@@ -306,14 +308,25 @@ fn embedded_rocksdb_s_writers_and_its_pools_add_up_to_ibench_s_cpu() {
         pools.iter().any(|r| r == "rocksdb:high"),
         "flushes on the high pool: {pools:?}"
     );
-    let row = step(&out, "overwrite");
+    let row = step(&out, "overwriteandwait");
     let (f, b) = (row.fg_cpu_s.unwrap(), row.bg_cpu_s.unwrap());
     assert!(
         f > 0.0 && b > 0.0,
         "an embedded engine's split is ibench's own threads': {f} {b}"
     );
-    profile_adds_up(&out, "overwrite", "client", row.system.client_cpu_s.unwrap(), 0.1);
-    let compacting = out.results.profiles.iter().find(|p| p.step == "overwrite").unwrap();
+    profile_adds_up(
+        &out,
+        "overwriteandwait",
+        "client",
+        row.system.client_cpu_s.unwrap(),
+        0.1,
+    );
+    let compacting = out
+        .results
+        .profiles
+        .iter()
+        .find(|p| p.step == "overwriteandwait")
+        .unwrap();
     let low: f64 = compacting
         .stacks
         .iter()

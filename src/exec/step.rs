@@ -7,8 +7,8 @@
 //!    first sample, the common start, the threads released;
 //! 4. **monitor**: the host sampled on the interval grid, progress reported,
 //!    running statements cancelled when the step must stop;
-//! 5. **stop**: the threads joined, the profiles' sampling ended (and
-//!    overwriteandwait's compaction waited for);
+//! 5. **stop**: the threads joined (and overwriteandwait's compaction
+//!    waited for), the profiles' sampling ended;
 //! 6. **merge**: the threads' measurements merged per operation;
 //! 7. **status**: how the step ended; the profiles folded.
 
@@ -217,7 +217,7 @@ pub(crate) fn run_step(plan: &StepPlan<'_>) -> StepOutcome {
 fn run_on<C: Clock>(plan: &StepPlan<'_>, clock: C) -> StepOutcome {
     let setup = prepare(plan);
     let done = AtomicBool::new(false);
-    let ran = std::thread::scope(|scope| {
+    let mut ran = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..setup.roles.len())
             .map(|index| start_role(scope, plan, &setup, index, clock))
             .collect();
@@ -227,7 +227,7 @@ fn run_on<C: Clock>(plan: &StepPlan<'_>, clock: C) -> StepOutcome {
             .stats
             .zip(plan.waits)
             .map(|(stats, source)| scope.spawn(move || super::monitor::sample_waits(stats, source, name, done)));
-        let (t0, started_at_us, sampler, mut perf) = release(plan, &setup);
+        let (t0, started_at_us, sampler, perf) = release(plan, &setup);
         let gauges = plan
             .stats
             .map(|stats| scope.spawn(move || super::monitor::sample_gauges(stats, t0, interval, done)));
@@ -236,7 +236,6 @@ fn run_on<C: Clock>(plan: &StepPlan<'_>, clock: C) -> StepOutcome {
         let gauges = gauges.and_then(last_reading);
         let waits = waits.and_then(last_reading);
         let (recorded, ended) = join(handles, &setup.shared, t0);
-        perf.end_sampling();
         Ran {
             t0,
             started_at_us,
@@ -249,6 +248,9 @@ fn run_on<C: Clock>(plan: &StepPlan<'_>, clock: C) -> StepOutcome {
         }
     });
     wait_for_compaction(plan, &setup.shared);
+    // After the wait: the profiles then cover what the threads' CPU and the
+    // step's costs cover (overwriteandwait's compaction included).
+    ran.perf.end_sampling();
     status(plan, setup.shared, ran)
 }
 
@@ -532,7 +534,7 @@ fn monitor<'a, T>(
             }
             sleep = sleep.min(f.due_in(SystemClock.now()) + Duration::from_millis(1));
         }
-        if shared.finish_line.wait_all(sleep) && !shared.finish_line.is_looked() {
+        if shared.finish_line.wait_all(sleep) {
             sampler.look_at_threads();
             shared.finish_line.looked();
         }
