@@ -91,7 +91,9 @@ fn a_step_shorter_than_a_clock_tick_still_shows_its_client_cpu() {
     // 20 ms (0, 2,000 or 4,000 µs per op: multiples of 2,000). The step's
     // own work (its recorders' histograms, its samples) adds some: 5 to
     // 9.5 ms in all on a quiet machine, and CI once read 9.501 ms (1,900.2
-    // µs per op), so the bound is the tick's quantum, not a margin. Four
+    // µs per op); since each step also looks at every thread of the process
+    // and writes its first partial results at its start, 20 to 22.5 ms here
+    // (4,011 to 4,505 µs per op): the bound only rules out ticks. Four
     // steps: when the step's first sample followed the workers' release,
     // the worker, on the shared core, often spun before it (CI read 891 and
     // 994).
@@ -100,7 +102,7 @@ fn a_step_shorter_than_a_clock_tick_still_shows_its_client_cpu() {
         // A tick-counted reading is a multiple of 2,000 up to float rounding.
         let off_ticks = (client - (client / 2000.0).round() * 2000.0).abs() > 0.01;
         assert!(
-            (1000.0..4000.0).contains(&client) && off_ticks,
+            (1000.0..8000.0).contains(&client) && off_ticks,
             "client CPU {client} µs per op, expected 1,000 and more, not counted in ticks (a multiple of 2,000)"
         );
     }
