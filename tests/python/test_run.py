@@ -187,14 +187,14 @@ def test_the_recorded_config_holds_the_values_passed_to_run(quick: ibench.Result
 # --- the documented layout -------------------------------------------------------
 
 
-@pytest.mark.parametrize("table", TABLES)
+@pytest.mark.parametrize("table", TABLES + ("threads",))
 def test_each_parquet_file_has_exactly_the_documented_columns_in_order(quick: ibench.Results, table: str) -> None:
     documented = [name for name, _, _ in doc_schema(table)]
     assert pq.read_schema(quick.path / f"{table}.parquet").names == documented
     assert list(getattr(quick, table).columns) == documented
 
 
-@pytest.mark.parametrize("table", TABLES)
+@pytest.mark.parametrize("table", TABLES + ("threads",))
 def test_each_documented_column_has_the_documented_arrow_type_and_nullability(
     quick: ibench.Results, table: str
 ) -> None:
@@ -688,3 +688,17 @@ def test_the_command_does_not_import_the_plotting_and_statistics_libraries() -> 
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["[]", "ibench.plots ibench.tables True"]
+
+
+def test_an_embedded_databases_cpu_is_split_by_ibench_s_own_threads(quick: ibench.Results) -> None:
+    """SQLite runs in ibench's workers: they are its foreground, and the
+    client side's roles add up to ibench's measured CPU (threads.parquet)."""
+    t = quick.threads
+    assert set(t["side"]) == {"client"}, t
+    l_i0 = t[t["step"] == "l.i0"]
+    assert "ibench workers" in set(l_i0.loc[l_i0["kind"] == "foreground", "role"]), l_i0
+    row = step_row(quick, "l.i0")
+    assert abs(l_i0["cpu_s"].sum() - row.client_cpu_s) < 1e-6, (l_i0, row.client_cpu_s)
+    fg = l_i0.loc[l_i0["kind"] == "foreground", "cpu_s"].sum()
+    assert row.fg_cpu_us_per_op == pytest.approx(fg / row.cost_ops * 1e6)
+    assert row.bg_cpu_us_per_op == 0
