@@ -281,6 +281,18 @@ def writer_paths(loaded: list["ibench.Results"], step: str, base: str, other: st
     return "\n".join(lines)
 
 
+def roles_section(loaded: list["ibench.Results"], out: Path) -> list[str]:
+    """The Markdown lines of "Where the time goes, thread by thread": per step,
+    the roles' CPU per key and the changed call paths, m1.none to m1.zstd."""
+    lines = ["## Where the time goes, thread by thread", ""]
+    for step in ("fillseq", "overwriteandwait"):
+        lines += [f"{step}: CPU µs per operation of each thread role (in brackets its busy share of the "
+                  "step's wall time: 100% is one core all the time), and what compression cost on each.", "",
+                  roles_table(by_role(loaded, step)), "",
+                  writer_paths(loaded, step, "m1.none", "m1.zstd", out)]
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--num", type=int, default=2_000_000, help="keys (default 2,000,000)")
@@ -345,15 +357,8 @@ def main() -> None:
     command += f" --configs {args.configs}" if chosen != list(CONFIGS) else ""
     command += f" --options '{args.options}'" if args.options else ""
     command += " --profile" if args.profile else ""
-    out = args.out or Path("compression-study.md")
-    roles: list[str] = []
-    if args.profile and {"m1.none", "m1.zstd"} <= set(chosen):
-        roles = ["## Where the time goes, thread by thread", ""]
-        for step in ("fillseq", "overwriteandwait"):
-            roles += [f"{step}: CPU µs per operation of each thread role (in brackets its busy share of the "
-                      "step's wall time: 100% is one core all the time), and what compression cost on each.", "",
-                      roles_table(by_role(loaded, step)), "",
-                      writer_paths(loaded, step, "m1.none", "m1.zstd", out)]
+    roles = roles_section(loaded, args.out or Path("compression-study.md")) \
+        if args.profile and {"m1.none", "m1.zstd"} <= set(chosen) else []
     lines = [
         "# Compression with universal compaction: a small-scale reproduction",
         "",

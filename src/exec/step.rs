@@ -162,6 +162,26 @@ impl<C: Clock> Worker<'_, C> {
         }
     }
 
+    /// Runs `role` on `conn` (when it connected), then waits at the finish
+    /// line with the session still open, so the monitor's last look sees
+    /// its server thread; returns how the role ended and when.
+    fn run_to_finish_line(
+        &self,
+        role: Role,
+        conn: Result<Conn>,
+        recs: &mut [Recorder],
+        t0: Instant,
+    ) -> (Result<()>, Instant) {
+        let (ran, conn) = match conn {
+            Ok(mut conn) => (self.run(role, &mut conn, recs, t0), Some(conn)),
+            Err(e) => (Err(e), None),
+        };
+        let end = self.clock.now();
+        self.shared.finish_line.arrive();
+        drop(conn);
+        (ran, end)
+    }
+
     /// l.x: the rows before the indexes (`lx_rows`), then the indexes, timed.
     fn create_indexes(&self, s: &mut dyn Session, rec: &mut Recorder) -> Result<()> {
         self.insert_before_indexes(s)?;
@@ -412,14 +432,7 @@ fn start_role<'scope, C: Clock>(
                 rec
             })
             .collect();
-        let (ran, conn) = match conn {
-            Ok(mut conn) => (worker.run(role, &mut conn, &mut recs, t0), Some(conn)),
-            Err(e) => (Err(e), None),
-        };
-        let end = clock.now();
-        // The sessions stay open until the monitor has looked at every thread.
-        shared.finish_line.arrive();
-        drop(conn);
+        let (ran, end) = worker.run_to_finish_line(role, conn, &mut recs, t0);
         if let Err(e) = ran {
             // A statement cancelled because the step had to stop is not a failure.
             let halted = plan.stop.requested() || shared.timed_out.load(Ordering::Relaxed);
