@@ -42,7 +42,7 @@ def run(
     (default: a SQLite file in the run directory, or RocksDB for key/value
     steps alone); ``preset`` one of quick (the default), small-1, small-4,
     large-12-cpu, large-12-io (the Insert Benchmark), kv-quick,
-    universal-compression (key/value steps); ``steps`` a list such as
+    universal-compression, rocksdb-releases (key/value steps); ``steps`` a list such as
     ``["l.i0", "l.x", "qr100"]`` or ``["fillseq", "overwrite", "readrandom"]``;
     ``out`` the directory under which the run directory is created (default
     ``ibench-results``); ``seed`` the seed (default 0); ``config`` a TOML file

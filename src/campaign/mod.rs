@@ -119,6 +119,8 @@ struct ServerTable {
     bin: Option<PathBuf>,
     config: Option<PathBuf>,
     db: Option<String>,
+    /// A RocksDB release's shared library for a `rocksdb:` db (its `lib=`).
+    lib: Option<PathBuf>,
     #[serde(default)]
     keep_data: bool,
     user: Option<String>,
@@ -211,8 +213,20 @@ fn run_parameters(t: &RunTable) -> std::result::Result<Overrides, String> {
 impl ServerTable {
     /// A managed server (`kind`) or a given one (`db`); relative paths from `here`.
     fn target(self, here: &Path) -> std::result::Result<Target, String> {
+        let path = |p: PathBuf| if p.is_absolute() { p } else { here.join(p) };
+        let db = match (self.db, self.lib.map(path)) {
+            (Some(db), Some(lib)) if db.starts_with("rocksdb:") => Some(crate::connect::with_options(
+                &db,
+                &format!("lib={}", crate::connect::dsn::encode(&lib.to_string_lossy())),
+            )),
+            (_, Some(_)) => return Err(
+                "lib is a RocksDB release's library: it needs db = \"rocksdb:PATH\" (the directory that release opens)"
+                    .into(),
+            ),
+            (db, None) => db,
+        };
         let managed_only = self.user.is_some() || self.password_file.is_some() || self.dsn_options.is_some();
-        let kind = match (self.db, self.kind) {
+        let kind = match (db, self.kind) {
             (Some(_), Some(_)) => return Err("db and kind: a server is managed (kind) or given (db), not both".into()),
             (Some(_), None) if managed_only => {
                 return Err("user, password_file and dsn_options are for servers ibench starts (kind): a given server's db says them".into())
@@ -221,7 +235,6 @@ impl ServerTable {
             (None, Some(kind)) => Kind::parse(&kind).map_err(|e| e.to_string())?,
             (None, None) => return Err("needs kind (a server ibench starts) or db (one it uses)".into()),
         };
-        let path = |p: PathBuf| if p.is_absolute() { p } else { here.join(p) };
         let config = match self.config.map(path) {
             Some(p) => std::fs::read_to_string(&p).map_err(|e| format!("config {}: {e}", p.display()))?,
             None => String::new(),
@@ -282,6 +295,21 @@ mod tests {
     }
 
     #[test]
+    fn a_rocksdb_server_s_lib_joins_its_db_relative_to_the_file() {
+        let c = load(
+            "[[server]]\nlabel = \"r8\"\ndb = \"rocksdb:/data/r8?compression=lz4\"\nlib = \"rocks 8/librocksdb.so\"\n",
+        )
+        .unwrap();
+        let Target::Db(db) = &c.servers[0].target else { panic!() };
+        let (before, lib) = db.split_once("&lib=").expect("lib= added");
+        assert_eq!(before, "rocksdb:/data/r8?compression=lz4");
+        assert!(
+            lib.ends_with("/rocks%208/librocksdb.so") && lib.starts_with('/'),
+            "{db}"
+        );
+    }
+
+    #[test]
     fn bad_campaign_files_name_what_is_wrong() {
         for (text, says) in [
             ("[run]\n", "no [[server]]"),
@@ -311,6 +339,14 @@ mod tests {
             (
                 "surprise = 1\n[[server]]\nlabel = \"a\"\nkind = \"postgres\"\n",
                 "unknown field `surprise`",
+            ),
+            (
+                "[[server]]\nlabel = \"a\"\nlib = \"librocksdb.so\"\n",
+                "lib is a RocksDB release's library: it needs db = \"rocksdb:PATH\"",
+            ),
+            (
+                "[[server]]\nlabel = \"a\"\nkind = \"postgres\"\nlib = \"librocksdb.so\"\n",
+                "it needs db = \"rocksdb:PATH\"",
             ),
         ] {
             let e = load(text).unwrap_err().to_string();

@@ -119,6 +119,19 @@ pub fn with_options(dsn: &str, extra: &str) -> String {
     format!("{base}?{}", all.join("&"))
 }
 
+/// `text` as a DSN option's value: the characters an option's query would
+/// read otherwise (`&`, `+`, `%`, `#`, `=`, spaces) percent-encoded.
+pub(crate) fn encode(text: &str) -> String {
+    const VALUE: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
+        .add(b'&')
+        .add(b'+')
+        .add(b'%')
+        .add(b'#')
+        .add(b'=')
+        .add(b' ');
+    percent_encoding::utf8_percent_encode(text, VALUE).to_string()
+}
+
 /// `text` percent-decoded (a path in a DSN: `%20` is a space).
 pub(crate) fn decode(text: &str) -> String {
     percent_encoding::percent_decode_str(text)

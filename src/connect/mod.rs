@@ -1,7 +1,7 @@
 //! Connectors: one module per database, each opening sessions (one connection
 //! used by one thread). Nothing here knows about steps or timing.
 
-mod dsn;
+pub(crate) mod dsn;
 pub use dsn::with_options;
 mod ini;
 #[cfg(test)]
@@ -504,7 +504,7 @@ pub fn open_with_password(dsn: &str, password: Option<&str>) -> Result<Box<dyn C
             PostgresConnector::with_password(dsn, password).map(|c| Box::new(c) as Box<dyn Connector>)
         }
         #[cfg(feature = "rocksdb")]
-        "rocksdb" => RocksdbConnector::new(rest).map(|c| Box::new(c) as Box<dyn Connector>),
+        "rocksdb" => rocks::open(rest),
         #[cfg(not(feature = "rocksdb"))]
         "rocksdb" => Err(Error::config(
             "db",

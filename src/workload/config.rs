@@ -35,8 +35,8 @@ params! {
     db: String = String::new();
 
     /// The preset the other values start from: quick, small-1, small-4,
-    /// large-12-cpu, large-12-io (the Insert Benchmark), kv-quick or
-    /// universal-compression (key/value steps), sysbench-quick,
+    /// large-12-cpu, large-12-io (the Insert Benchmark), kv-quick,
+    /// universal-compression or rocksdb-releases (key/value steps), sysbench-quick,
     /// sysbench-small, sysbench-large-cpu or sysbench-large-io (the sysbench suite).
     #[arg(long)]
     preset: String = "quick".into();

@@ -7,7 +7,7 @@ use super::step::Step;
 use crate::error::{Error, Result};
 
 /// The preset names, smallest first.
-pub const PRESETS: [&str; 11] = [
+pub const PRESETS: [&str; 12] = [
     "quick",
     "small-1",
     "small-4",
@@ -15,6 +15,7 @@ pub const PRESETS: [&str; 11] = [
     "large-12-io",
     "kv-quick",
     "universal-compression",
+    "rocksdb-releases",
     "sysbench-quick",
     "sysbench-small",
     "sysbench-large-cpu",
@@ -42,6 +43,7 @@ pub fn overrides(name: &str) -> Result<Overrides> {
         "large-12-io" => published(12, 300_000_000, 4_000_000, 1_000_000),
         "kv-quick" => kv_quick(),
         "universal-compression" => universal_compression(),
+        "rocksdb-releases" => rocksdb_releases(),
         "sysbench-quick" => sysbench_quick(),
         "sysbench-small" => sysbench_published(1, 1, 50_000_000),
         "sysbench-large-cpu" => sysbench_published(40, 8, 10_000_000),
@@ -113,6 +115,34 @@ fn universal_compression() -> Overrides {
             "fillseq",
             "overwritesome",
             "waitforcompaction",
+            "overwriteandwait",
+        ])),
+        ..Overrides::default()
+    }
+}
+
+/// `rocksdb-releases`: the sequence of the published comparisons of RocksDB
+/// releases (benchmark.sh's steps as their driver script orders them: the
+/// load, the read-only steps, reads beside a writer, then overwrite until
+/// compaction ends), scaled to a small server: 1M keys, 20 s per timed step,
+/// fillseq as benchmark.sh runs it (no WAL, a vector memtable).
+fn rocksdb_releases() -> Overrides {
+    Overrides {
+        step_options: Some(
+            BENCHMARK_SH_STEP_OPTIONS
+                .iter()
+                .map(|(step, options)| (step.to_string(), options.to_string()))
+                .collect(),
+        ),
+        num: Some(1_000_000),
+        duration: Some(Some(20.0)),
+        steps: Some(steps(&[
+            "fillseq",
+            "revrange",
+            "fwdrange",
+            "readrandom",
+            "multireadrandom",
+            "readwhilewriting",
             "overwriteandwait",
         ])),
         ..Overrides::default()

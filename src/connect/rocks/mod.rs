@@ -12,17 +12,21 @@
 
 mod batch;
 mod kv;
+mod library;
 mod maintain;
 mod options;
+mod resolved;
 mod stats;
 
 use crate::connect::{Connector, KvSession, ServerCounters, Sizes, KV_TABLE};
 use crate::error::{Error, Result};
 use crate::metrics::{EngineCounters, Setting};
 use kv::RocksdbSession;
-use options::{option, RocksOptions};
-use rocksdb::{BoundColumnFamily, DBWithThreadMode, MultiThreaded, Options};
-use std::path::{Path, PathBuf};
+#[cfg(test)]
+use options::option;
+use options::RocksOptions;
+use rocksdb::{DBWithThreadMode, MultiThreaded, Options};
+use std::path::PathBuf;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
@@ -47,27 +51,18 @@ fn db_err(target: &str, what: &str, e: impl std::fmt::Display) -> Error {
 }
 
 impl RocksdbConnector {
-    /// The block cache's kind as RocksDB names it (`LRUCache`,
-    /// `AutoHyperClockCache`), read back from its entry statistics.
-    fn block_cache_name(&self, cf: &Arc<BoundColumnFamily<'_>>) -> Option<String> {
-        let stats = self
-            .db
-            .property_value_cf(cf, "rocksdb.block-cache-entry-stats")
-            .ok()??;
-        let rest = stats.strip_prefix("Block cache ")?;
-        Some(rest[..rest.find('@')?].to_string())
+    /// `rest` is what follows `rocksdb:`: `PATH[?name=value&...]`; the embedded engine.
+    pub fn new(rest: &str) -> Result<Self> {
+        Self::with(RocksDsn::parse(rest)?)
     }
 
-    /// `rest` is what follows `rocksdb:`: `PATH[?name=value&...]`.
-    pub fn new(rest: &str) -> Result<Self> {
-        let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
-        if path.is_empty() {
-            return Err(Error::config("db", "rocksdb: needs a directory (rocksdb:PATH?options)"));
-        }
-        let target = format!("rocksdb:{rest}");
-        let dsn = query.parse::<RocksOptions>()?.with_files()?;
+    fn with(d: RocksDsn) -> Result<Self> {
+        let RocksDsn {
+            path,
+            options: dsn,
+            target,
+        } = d;
         let opts = dsn.options()?;
-        let path = PathBuf::from(crate::connect::dsn::decode(path));
         let mut families = Db::list_cf(&opts, &path).unwrap_or_default();
         for needed in ["default", KV_TABLE] {
             if !families.iter().any(|f| f == needed) {
@@ -90,46 +85,49 @@ impl RocksdbConnector {
         })
     }
 
-    /// The newest `OPTIONS-*` file: what RocksDB resolved, every option.
-    fn options_file(&self) -> Option<PathBuf> {
-        let mut files: Vec<(u64, PathBuf)> = std::fs::read_dir(&self.path)
-            .ok()?
-            .filter_map(|e| e.ok())
-            .filter_map(|e| {
-                let name = e.file_name().to_string_lossy().to_string();
-                let n = name.strip_prefix("OPTIONS-")?.parse().ok()?;
-                Some((n, e.path()))
-            })
-            .collect();
-        files.sort();
-        files.pop().map(|(_, p)| p)
+    /// The options file's settings, each with its section as the source.
+    #[cfg(test)]
+    fn resolved_options(&self) -> Result<Vec<Setting>> {
+        resolved::options(&self.path, &self.target)
     }
 
-    /// The options file's settings, each with its section as the source.
-    fn resolved_options(&self) -> Result<Vec<Setting>> {
-        let file = self
-            .options_file()
-            .ok_or_else(|| Error::database(&self.target, "no OPTIONS file in the database directory"))?;
-        let text = std::fs::read_to_string(&file).map_err(|source| Error::Io {
-            action: "cannot read RocksDB's options",
-            path: file.clone(),
-            source,
-        })?;
-        Ok(options::read_options_file(&text))
+    #[cfg(test)]
+    fn options_file(&self) -> Option<PathBuf> {
+        resolved::newest_options_file(&self.path)
     }
 }
 
-/// The size of the files directly in `path`.
-fn dir_size(path: &Path) -> u64 {
-    std::fs::read_dir(path)
-        .map(|d| {
-            d.filter_map(|e| e.ok())
-                .filter_map(|e| e.metadata().ok())
-                .filter(|m| m.is_file())
-                .map(|m| m.len())
-                .sum()
+/// A `rocksdb:` DSN: the directory, the options, the target recorded.
+struct RocksDsn {
+    path: PathBuf,
+    options: RocksOptions,
+    target: String,
+}
+
+impl RocksDsn {
+    /// `rest` is what follows `rocksdb:`: `PATH[?name=value&...]`; the
+    /// options files it names are read.
+    fn parse(rest: &str) -> Result<RocksDsn> {
+        let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
+        if path.is_empty() {
+            return Err(Error::config("db", "rocksdb: needs a directory (rocksdb:PATH?options)"));
+        }
+        Ok(RocksDsn {
+            options: query.parse::<RocksOptions>()?.with_files()?,
+            path: PathBuf::from(crate::connect::dsn::decode(path)),
+            target: format!("rocksdb:{rest}"),
         })
-        .unwrap_or(0)
+    }
+}
+
+/// `rocksdb:PATH?options`: the embedded engine, or with `lib=LIBRARY` the
+/// RocksDB release that shared library holds.
+pub fn open(rest: &str) -> Result<Box<dyn Connector>> {
+    let dsn = RocksDsn::parse(rest)?;
+    if dsn.options.lib.is_some() {
+        return library::LibraryConnector::open(dsn).map(|c| Box::new(c) as Box<dyn Connector>);
+    }
+    RocksdbConnector::with(dsn).map(|c| Box::new(c) as Box<dyn Connector>)
 }
 
 impl Connector for RocksdbConnector {
@@ -140,69 +138,30 @@ impl Connector for RocksdbConnector {
         self.target.clone()
     }
     fn version(&self) -> Result<String> {
-        let options = self.resolved_options()?;
-        Ok(option(&options, "Version", "rocksdb_version")
-            .unwrap_or("unknown")
-            .to_string())
+        resolved::version(&self.path, &self.target)
     }
     fn settings(&self) -> Vec<(String, String)> {
-        let d = &self.dsn;
-        let mut out = d.given.clone();
-        let switch = |on: bool| if on { "on" } else { "off" }.to_string();
-        for (name, value) in [
-            ("wal", switch(d.wal)),
-            ("sync", switch(d.sync)),
-            ("statistics", switch(true)),
-            ("perf_level", d.perf_level.number().to_string()),
-        ] {
-            if !out.iter().any(|(k, _)| k == name) {
-                out.push((name.into(), value));
-            }
-        }
-        out
+        resolved::settings(&self.dsn)
     }
     fn configuration(&self) -> Result<Vec<Setting>> {
-        let mut rows: Vec<Setting> = self
-            .resolved_options()?
-            .into_iter()
-            .filter(|s| s.source != "CFOptions default" && s.source != "TableOptions/BlockBasedTable default")
-            .collect();
-        // Per-write options are not in the OPTIONS file.
-        rows.push(Setting::server(
-            "disableWAL",
-            (!self.dsn.wal).to_string(),
-            "WriteOptions",
-        ));
-        rows.push(Setting::server("sync", self.dsn.sync.to_string(), "WriteOptions"));
-        if let Some(cf) = self.db.cf_handle(KV_TABLE) {
-            if let Ok(Some(cap)) = self.db.property_int_value_cf(&cf, "rocksdb.block-cache-capacity") {
-                rows.push(Setting::server("block_cache_capacity", cap.to_string(), "property"));
-            }
-            if let Some(name) = self.block_cache_name(&cf) {
-                rows.push(Setting::server("block_cache_name", name, "property"));
-            }
-        }
-        Ok(rows)
+        let cf = self.db.cf_handle(KV_TABLE);
+        let property = |name: &str| {
+            let cf = cf.as_ref()?;
+            self.db.property_value_cf(cf, name).ok().flatten()
+        };
+        resolved::configuration(&self.path, &self.target, &self.dsn, property)
     }
     fn session(&self) -> Result<Box<dyn crate::connect::Session>> {
-        Err(Error::config(
-            "steps",
-            "rocksdb runs the key/value steps only (fillseq, overwrite, readrandom, ...); the Insert Benchmark steps need a SQL database",
-        ))
+        Err(resolved::no_sql_session())
     }
     fn sizes(&self, _tables: &[String]) -> Sizes {
-        let tables = self.db.cf_handle(KV_TABLE).and_then(|cf| {
+        let live = self.db.cf_handle(KV_TABLE).and_then(|cf| {
             self.db
                 .property_int_value_cf(&cf, "rocksdb.live-sst-files-size")
                 .ok()
                 .flatten()
         });
-        Sizes {
-            database: Some(dir_size(&self.path)),
-            tables,
-            datadir: crate::connect::files_size(&self.path),
-            note: None,
-        }
+        resolved::sizes(&self.path, live)
     }
     fn data_path(&self) -> Option<PathBuf> {
         Some(self.path.clone())
@@ -233,14 +192,7 @@ impl Connector for RocksdbConnector {
         true
     }
     fn read_caveat(&self) -> Option<String> {
-        let options = self.resolved_options().ok()?;
-        let factory = option(&options, &format!("CFOptions {KV_TABLE}"), "memtable_factory")?;
-        factory.contains("VectorRepFactory").then(|| {
-            "the memtable is a vector (memtable_factory=vector): RocksDB sorts a vector memtable that takes \
-             writes for every point read and every iterator, so each read sorts it; benchmark.sh uses it for \
-             fillseq only (step_options), and memtable_factory=skip_list is RocksDB's default"
-                .to_string()
-        })
+        resolved::read_caveat(&self.path)
     }
 }
 

@@ -33,6 +33,9 @@ pub(super) struct RocksOptions {
     files: Vec<PathBuf>,
     /// (name, value) as given, for the run's settings.
     pub(super) given: Vec<(String, String)>,
+    /// A RocksDB release's shared library to load instead of the embedded
+    /// engine (`lib=PATH`, [`super::library`]).
+    pub(super) lib: Option<PathBuf>,
 }
 
 /// The block cache's kind (db_bench `--cache_type`).
@@ -262,6 +265,7 @@ impl RocksOptions {
             "sync" => self.sync = crate::connect::dsn::switch(name, v)?,
             "perf_level" => self.perf_level = perf_level(name, v)?,
             "options_file" => self.files.push(PathBuf::from(v)),
+            "lib" => self.lib = Some(PathBuf::from(v)),
             _ => match (name.strip_prefix(TABLE_PREFIX), named(name, v)?) {
                 (Some(table), _) => self.table.push((table.to_string(), v.to_string())),
                 (None, Some((rocksdb_name, value))) => self.raw.push((rocksdb_name.to_string(), value)),
@@ -311,9 +315,31 @@ impl RocksOptions {
     /// `name=value`, then the table options as one
     /// `block_based_table_factory={...}`.
     fn parser_pairs(&self) -> Vec<String> {
+        self.pairs(false)
+    }
+
+    /// What a loaded release's options parser reads ([`super::library`]):
+    /// as [`RocksOptions::parser_pairs`], an LRU block cache always among
+    /// the table options (the C API has no other way to an LRU cache's
+    /// size that every release keeps); a HyperClockCache is
+    /// [`RocksOptions::hyper_clock_cache`]'s.
+    pub(super) fn library_pairs(&self) -> Vec<String> {
+        self.pairs(self.block_cache_type == CacheKind::Lru)
+    }
+
+    /// The bytes of a HyperClockCache the DSN asks for (None: an LRU cache or none).
+    pub(super) fn hyper_clock_cache(&self) -> Option<usize> {
+        (self.block_cache_type == CacheKind::HyperClock)
+            .then_some(self.block_cache)
+            .flatten()
+    }
+
+    /// The parser's pairs; `cache_alone` puts the block cache among the
+    /// table options even when no other table option is given.
+    fn pairs(&self, cache_alone: bool) -> Vec<String> {
         let mut parts: Vec<String> = self.raw.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let mut table: Vec<String> = self.table.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        if let (Some(bytes), false) = (self.block_cache, table.is_empty()) {
+        if let (Some(bytes), true) = (self.block_cache, cache_alone || !table.is_empty()) {
             // One table factory: the block cache joins the other table options.
             table.insert(0, format!("block_cache={bytes}"));
         }

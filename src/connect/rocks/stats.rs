@@ -21,7 +21,7 @@ pub(super) struct RocksdbStats {
 }
 
 /// The gauges: (property, gauge name).
-const GAUGES: [(&str, &str); 8] = [
+pub(super) const GAUGES: [(&str, &str); 8] = [
     ("rocksdb.num-files-at-level0", "l0_files"),
     ("rocksdb.estimate-pending-compaction-bytes", "pending_compaction_bytes"),
     ("rocksdb.num-immutable-mem-table", "immutable_memtables"),
@@ -33,7 +33,7 @@ const GAUGES: [(&str, &str); 8] = [
 ];
 
 /// The histograms of waits: (event, histogram of µs).
-const WAITS: [(&str, Histogram); 5] = [
+pub(super) const WAITS: [(&str, Histogram); 5] = [
     ("wal sync", Histogram::WalFileSyncMicros),
     ("write stall", Histogram::WriteStall),
     ("sst read", Histogram::SstReadMicros),
@@ -42,7 +42,7 @@ const WAITS: [(&str, Histogram); 5] = [
 ];
 
 /// The tickers sampled per interval as rates: (ticker, gauge name; `_per_s` is added).
-const RATES: [(Ticker, &str); 5] = [
+pub(super) const RATES: [(Ticker, &str); 5] = [
     (Ticker::StallMicros, "stall_micros"),
     (Ticker::BytesWritten, "user_bytes"),
     (Ticker::FlushWriteBytes, "flush_bytes"),
@@ -77,24 +77,30 @@ pub(super) fn engine_counters(db: &Db, o: &Options) -> Option<EngineCounters> {
         files_per_level: (0..levels)
             .map(|l| prop(&format!("rocksdb.num-files-at-level{l}")))
             .collect(),
-        largest_run_bytes: largest_run(&db.live_files().unwrap_or_default()),
+        largest_run_bytes: largest_run(
+            db.live_files()
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|f| f.column_family_name == KV_TABLE)
+                .map(|f| (f.level, f.size as u64)),
+        ),
     })
 }
 
-/// The largest sorted run of the `kv` column family: every L0 file is a run,
-/// every other level one.
-fn largest_run(files: &[rocksdb::LiveFile]) -> u64 {
+/// The largest sorted run of a column family whose live files are
+/// (level, bytes): every L0 file is a run, every other level one.
+pub(super) fn largest_run(files: impl Iterator<Item = (i32, u64)>) -> u64 {
     let mut per_level: Vec<u64> = Vec::new();
     let mut largest_l0 = 0;
-    for f in files.iter().filter(|f| f.column_family_name == KV_TABLE) {
-        if f.level == 0 {
-            largest_l0 = largest_l0.max(f.size as u64);
+    for (level, size) in files {
+        if level == 0 {
+            largest_l0 = largest_l0.max(size);
         } else {
-            let l = f.level as usize;
+            let l = level as usize;
             if per_level.len() <= l {
                 per_level.resize(l + 1, 0);
             }
-            per_level[l] += f.size as u64;
+            per_level[l] += size;
         }
     }
     per_level.into_iter().chain([largest_l0]).max().unwrap_or(0)
