@@ -41,6 +41,17 @@ impl LibraryConnector {
         let lib = dsn.options.lib.clone().expect("a lib= DSN");
         let release = Release::load(&lib)?;
         let opts = options::options(release, &dsn.options)?;
+        // RocksDB makes the database's own directory only; rust-rocksdb, and
+        // so the embedded engine, makes its parents too.
+        if let Err(source) = std::fs::create_dir_all(&dsn.path) {
+            // SAFETY: made above, not handed on.
+            unsafe { (release.api.rocksdb_options_destroy)(opts) };
+            return Err(crate::error::Error::Io {
+                action: "cannot create the RocksDB directory",
+                path: dsn.path.clone(),
+                source,
+            });
+        }
         let db = LibDb::open(release, opts, &dsn.path, &["default", KV_TABLE], dsn.target.clone())?;
         Ok(LibraryConnector { db: Arc::new(db), dsn })
     }
