@@ -54,6 +54,10 @@ def one_run(binary: str, db: str, args: argparse.Namespace, seed: int, out: Path
     return result
 
 
+def mean(xs: list[float]) -> float:
+    return sum(xs) / len(xs)
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--lib", required=True, help="the shared library of the embedded release")
@@ -95,7 +99,6 @@ def main() -> int:
         cpu = ibench.stats.ratio_of_pairs([x[1] for x in e], [x[1] for x in lib])
         met = all(abs(r.estimate - 1) <= 0.02 or (r.low <= 1 <= r.high and r.high - r.low < 0.04)
                   for r in (rate, cpu))
-        mean = lambda xs: sum(xs) / len(xs)  # noqa: E731
         lines.append(
             f"| {step} | {mean([x[0] for x in e]):,.0f} | {mean([x[0] for x in lib]):,.0f} | "
             f"{ibench.stats.format_interval(rate.estimate, rate.low, rate.high)} | "

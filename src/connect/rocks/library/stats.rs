@@ -19,8 +19,11 @@ struct Numbers(HashMap<String, f64>);
 
 impl Numbers {
     fn read(db: &LibDb) -> Numbers {
+        Numbers::parse(&db.statistics())
+    }
+    fn parse(text: &str) -> Numbers {
         Numbers(
-            statistics(&db.statistics())
+            statistics(text)
                 .into_iter()
                 .filter_map(|c| match c.value {
                     Reading::Number(v) => Some((c.name, v)),
@@ -141,5 +144,42 @@ impl ServerCounters for LibStats {
             out.push(Gauge::rate("rocksdb", name, s.ticker(ticker) as f64));
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_statistic_the_release_lacks_is_named_not_read_as_zero_unsaid() {
+        let all: String = RATES
+            .iter()
+            .map(|(t, _)| *t)
+            .chain(ENGINE_TICKERS)
+            .map(|t| format!("{} COUNT : 5\n", t.name()))
+            .chain(WAITS.iter().map(|(_, h)| *h).chain(ENGINE_HISTOGRAMS).map(|h| {
+                format!(
+                    "{} P50 : 1.0 P95 : 2.0 P99 : 3.0 P100 : 4.0 COUNT : 2 SUM : 9\n",
+                    h.name()
+                )
+            }))
+            .collect();
+        let every = Numbers::parse(&all);
+        assert!(every.missing().is_empty());
+        assert_eq!(every.ticker(Ticker::StallMicros), 5);
+        assert_eq!(every.histogram(Histogram::CompactionTime, "sum"), 9.0);
+        // A release without the compaction CPU histogram and the stall ticker.
+        let fewer: String = all
+            .lines()
+            .filter(|l| {
+                !l.starts_with("rocksdb.compaction.times.cpu_micros ") && !l.starts_with("rocksdb.stall.micros ")
+            })
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert_eq!(
+            Numbers::parse(&fewer).missing(),
+            ["rocksdb.stall.micros", "rocksdb.compaction.times.cpu_micros"]
+        );
     }
 }
