@@ -94,17 +94,20 @@ fn kv_quick() -> Overrides {
     }
 }
 
+/// [`BENCHMARK_SH_STEP_OPTIONS`] as the `step_options` parameter's value.
+fn benchmark_sh_step_options() -> std::collections::BTreeMap<String, String> {
+    BENCHMARK_SH_STEP_OPTIONS
+        .iter()
+        .map(|(step, options)| (step.to_string(), options.to_string()))
+        .collect()
+}
+
 /// `universal-compression`: the seeds' sequence at 2M keys of 400-byte
 /// values compressible to 0.5, the steps as benchmark.sh runs them
 /// (fillseq without the WAL).
 fn universal_compression() -> Overrides {
     Overrides {
-        step_options: Some(
-            BENCHMARK_SH_STEP_OPTIONS
-                .iter()
-                .map(|(step, options)| (step.to_string(), options.to_string()))
-                .collect(),
-        ),
+        step_options: Some(benchmark_sh_step_options()),
         num: Some(2_000_000),
         value_size: Some([400, 400]),
         // db_bench's values: the seed's compressed sizes and zstd's cost.
@@ -128,12 +131,7 @@ fn universal_compression() -> Overrides {
 /// fillseq as benchmark.sh runs it (no WAL, a vector memtable).
 fn rocksdb_releases() -> Overrides {
     Overrides {
-        step_options: Some(
-            BENCHMARK_SH_STEP_OPTIONS
-                .iter()
-                .map(|(step, options)| (step.to_string(), options.to_string()))
-                .collect(),
-        ),
+        step_options: Some(benchmark_sh_step_options()),
         num: Some(1_000_000),
         duration: Some(Some(20.0)),
         steps: Some(steps(&[

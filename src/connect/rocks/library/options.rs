@@ -128,12 +128,18 @@ unsafe extern "C" fn full_merge(
     out_len: *mut usize,
 ) -> *mut c_char {
     *success = 1;
-    if n > 0 {
-        let last = (n - 1) as usize;
-        handed_over(*operands.add(last), *operand_lens.add(last), out_len)
-    } else {
-        handed_over(existing, existing_len, out_len)
-    }
+    last_operand(operands, operand_lens, n, out_len).unwrap_or_else(|| handed_over(existing, existing_len, out_len))
+}
+
+/// The newest of `n` operands handed over (None without operands).
+unsafe fn last_operand(
+    operands: *const *const c_char,
+    operand_lens: *const usize,
+    n: c_int,
+    out_len: *mut usize,
+) -> Option<*mut c_char> {
+    let last = usize::try_from(n).ok()?.checked_sub(1)?;
+    Some(handed_over(*operands.add(last), *operand_lens.add(last), out_len))
 }
 
 unsafe extern "C" fn partial_merge(
@@ -146,13 +152,9 @@ unsafe extern "C" fn partial_merge(
     success: *mut c_uchar,
     out_len: *mut usize,
 ) -> *mut c_char {
-    if n <= 0 {
-        *success = 0;
-        return std::ptr::null_mut();
-    }
-    *success = 1;
-    let last = (n - 1) as usize;
-    handed_over(*operands.add(last), *operand_lens.add(last), out_len)
+    let merged = last_operand(operands, operand_lens, n, out_len);
+    *success = merged.is_some() as c_uchar;
+    merged.unwrap_or(std::ptr::null_mut())
 }
 
 unsafe extern "C" fn delete_value(_: *mut c_void, value: *const c_char, len: usize) {
